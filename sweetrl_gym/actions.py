@@ -1,0 +1,58 @@
+"""Parsing agent messages the way the official ColBench environment does."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["ANSWER_MARKER", "OUTPUT_MARKER", "ParsedAction", "parse_action", "strip_code_fences"]
+
+ANSWER_MARKER = "I WANT TO ANSWER:"
+OUTPUT_MARKER = "OUTPUT:"
+
+_FENCE_LINE = re.compile(r"^[ \t]*```[^\n`]*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class ParsedAction:
+    """What an agent message means to the environment.
+
+    Attributes:
+        message: The text the simulated human sees (after the first ``OUTPUT:`` if any).
+        is_answer: Whether the message contains ``I WANT TO ANSWER:``.
+        answer: The text after ``I WANT TO ANSWER:`` (or ``None`` when not answering).
+    """
+
+    message: str
+    is_answer: bool
+    answer: str | None
+
+
+def parse_action(action: str) -> ParsedAction:
+    """Split an agent message into what the human sees and, if present, the final answer.
+
+    Official semantics: if the message contains ``OUTPUT:``, only the text after the
+    first ``OUTPUT:`` counts; if what counts contains ``I WANT TO ANSWER:``, the text
+    after it is the final answer and the episode ends.
+
+    Args:
+        action: The agent's raw message.
+
+    Returns:
+        The parsed action.
+    """
+    _, sep, after = action.partition(OUTPUT_MARKER)
+    message = after if sep else action
+    _, sep, answer = message.partition(ANSWER_MARKER)
+    if sep:
+        return ParsedAction(message=message.strip(), is_answer=True, answer=answer.strip())
+    return ParsedAction(message=message.strip(), is_answer=False, answer=None)
+
+
+def strip_code_fences(text: str) -> str:
+    """Remove Markdown code-fence lines (```` ``` ```` / ```` ```python ````) from an answer.
+
+    Code outside fences is kept, so an answer that mixes a sentence with a fenced block
+    is scored on everything that is left, as the official scorer does.
+    """
+    return _FENCE_LINE.sub("", text).strip("\n")

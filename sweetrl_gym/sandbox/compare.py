@@ -1,0 +1,100 @@
+"""When does a candidate's output count as the reference's output?
+
+Both rules compare plain data (decoded in the trusted parent process), never live
+objects from untrusted code, so an object whose ``__eq__`` always says True cannot pass.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Number
+from typing import Any
+
+__all__ = ["RaisedException", "outputs_match"]
+
+_REL_TOL = 1e-9
+_ABS_TOL = 1e-12
+
+
+class RaisedException:
+    """Marker for a call that raised instead of returning.
+
+    Attributes:
+        type_names: Names of the exception's class and its bases, most derived first.
+        message: ``str(exception)``, truncated.
+    """
+
+    __slots__ = ("message", "type_names")
+
+    def __init__(self, type_names: tuple[str, ...], message: str = ""):
+        self.type_names = tuple(type_names)
+        self.message = message
+
+    def __repr__(self) -> str:
+        name = self.type_names[0] if self.type_names else "Exception"
+        return f"raise {name}({self.message!r})"
+
+
+def outputs_match(expected: Any, got: Any, *, official_parity: bool = False) -> bool:
+    """Return whether a candidate output ``got`` passes against the reference ``expected``.
+
+    Default rule: Python ``==`` on plain data, except that floats (also inside
+    containers) match within a relative tolerance of 1e-9, NaN matches NaN, a reference
+    returning ``None`` is an ordinary expected value, and a reference that raises is
+    matched by a candidate raising the same exception type (or a subclass).
+
+    Official rule (``official_parity=True``): the test passes only when the reference
+    returned something other than ``None``, neither side raised, and the outputs are
+    ``==`` — exactly the official ColBench evaluator's comparison.
+
+    Args:
+        expected: The reference's output (or a :class:`RaisedException`).
+        got: The candidate's output (or a :class:`RaisedException`).
+        official_parity: Use the official comparison rule.
+
+    Returns:
+        Whether the test passes.
+    """
+    if official_parity:
+        if expected is None or isinstance(expected, RaisedException):
+            return False
+        if isinstance(got, RaisedException):
+            return False
+        try:
+            return bool(expected == got)
+        except Exception:
+            return False
+    if isinstance(expected, RaisedException):
+        # The candidate must raise the reference's exception type or a subclass of it.
+        return isinstance(got, RaisedException) and expected.type_names[0] in got.type_names
+    if isinstance(got, RaisedException):
+        return False
+    try:
+        return _close(expected, got)
+    except RecursionError:
+        return False
+
+
+def _close(a: Any, b: Any) -> bool:
+    if _is_real(a) and _is_real(b) and (isinstance(a, float) or isinstance(b, float)):
+        a, b = float(a), float(b)
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        return math.isclose(a, b, rel_tol=_REL_TOL, abs_tol=_ABS_TOL)
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        return (
+            type(a) is type(b)
+            and len(a) == len(b)
+            and all(_close(x, y) for x, y in zip(a, b))
+        )
+    if isinstance(a, dict) or isinstance(b, dict):
+        return (
+            type(a) is type(b)
+            and a.keys() == b.keys()
+            and all(_close(value, b[key]) for key, value in a.items())
+        )
+    return bool(a == b)
+
+
+def _is_real(x: Any) -> bool:
+    return isinstance(x, Number) and not isinstance(x, complex)
