@@ -21,6 +21,7 @@ class ParsedAction:
         message: The text the simulated human sees (after the first ``OUTPUT:`` if any).
         is_answer: Whether the message contains ``I WANT TO ANSWER:``.
         answer: The text after ``I WANT TO ANSWER:`` (or ``None`` when not answering).
+
     """
 
     message: str
@@ -40,6 +41,7 @@ def parse_action(action: str) -> ParsedAction:
 
     Returns:
         The parsed action.
+
     """
     _, sep, after = action.partition(OUTPUT_MARKER)
     message = after if sep else action

@@ -9,7 +9,9 @@ from gymnasium.spaces import Space
 
 __all__ = ["Utterance"]
 
-_SAMPLE_ALPHABET = np.array(list("abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789?.,"))
+_SAMPLE_ALPHABET = np.array(
+    list("abcdefghijklmnopqrstuvwxyz ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789?.,")
+)
 
 
 class Utterance(Space[str]):
@@ -21,6 +23,7 @@ class Utterance(Space[str]):
     Args:
         max_chars: Longest string the space contains.
         seed: Optional seed for :meth:`sample`.
+
     """
 
     def __init__(self, max_chars: int = 100_000, seed: int | np.random.Generator | None = None):

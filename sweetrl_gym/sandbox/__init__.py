@@ -1,0 +1,25 @@
+"""Isolated execution of untrusted Python answers and their hidden tests.
+
+See :func:`run_tests` (the one-call API) and :class:`Sandbox` (batches, own limits).
+"""
+
+from sweetrl_gym.sandbox.compare import RaisedException, outputs_match
+from sweetrl_gym.sandbox.executor import SandboxError
+from sweetrl_gym.sandbox.runner import (
+    Sandbox,
+    TestReport,
+    TestResult,
+    default_sandbox,
+    run_tests,
+)
+
+__all__ = [
+    "RaisedException",
+    "Sandbox",
+    "SandboxError",
+    "TestReport",
+    "TestResult",
+    "default_sandbox",
+    "outputs_match",
+    "run_tests",
+]

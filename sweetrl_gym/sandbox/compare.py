@@ -1,4 +1,4 @@
-"""When does a candidate's output count as the reference's output?
+"""The rules for when a candidate's output counts as the reference's output.
 
 Both rules compare plain data (decoded in the trusted parent process), never live
 objects from untrusted code, so an object whose ``__eq__`` always says True cannot pass.
@@ -14,14 +14,32 @@ __all__ = ["RaisedException", "outputs_match"]
 
 _REL_TOL = 1e-9
 _ABS_TOL = 1e-12
+# Builtin exceptions a reference raises on purpose. Others (NameError, ImportError,
+# RecursionError, ...) mean the reference or the test is broken, so they never match.
+# Exceptions defined by the code itself are named "module.Class" and always count.
+_POLICY_EXCEPTIONS = frozenset(
+    {
+        "ValueError",
+        "TypeError",
+        "KeyError",
+        "IndexError",
+        "LookupError",
+        "ZeroDivisionError",
+        "ArithmeticError",
+        "OverflowError",
+        "AssertionError",
+    }
+)
 
 
 class RaisedException:
     """Marker for a call that raised instead of returning.
 
     Attributes:
-        type_names: Names of the exception's class and its bases, most derived first.
+        type_names: Names of the exception's class and its bases, most derived first
+            (builtins by bare name, others as ``module.QualName``).
         message: ``str(exception)``, truncated.
+
     """
 
     __slots__ = ("message", "type_names")
@@ -54,6 +72,7 @@ def outputs_match(expected: Any, got: Any, *, official_parity: bool = False) -> 
 
     Returns:
         Whether the test passes.
+
     """
     if official_parity:
         if expected is None or isinstance(expected, RaisedException):
@@ -65,8 +84,11 @@ def outputs_match(expected: Any, got: Any, *, official_parity: bool = False) -> 
         except Exception:
             return False
     if isinstance(expected, RaisedException):
-        # The candidate must raise the reference's exception type or a subclass of it.
-        return isinstance(got, RaisedException) and expected.type_names[0] in got.type_names
+        # Raising is the specified behaviour only for deliberate errors (a ValueError on bad
+        # input, a custom exception); the candidate must raise that type or a subclass.
+        wanted = expected.type_names[0] if expected.type_names else ""
+        deliberate = wanted in _POLICY_EXCEPTIONS or "." in wanted
+        return deliberate and isinstance(got, RaisedException) and wanted in got.type_names
     if isinstance(got, RaisedException):
         return False
     try:
@@ -82,11 +104,7 @@ def _close(a: Any, b: Any) -> bool:
             return math.isnan(a) and math.isnan(b)
         return math.isclose(a, b, rel_tol=_REL_TOL, abs_tol=_ABS_TOL)
     if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
-        return (
-            type(a) is type(b)
-            and len(a) == len(b)
-            and all(_close(x, y) for x, y in zip(a, b))
-        )
+        return type(a) is type(b) and len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
     if isinstance(a, dict) or isinstance(b, dict):
         return (
             type(a) is type(b)

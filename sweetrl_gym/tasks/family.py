@@ -60,6 +60,7 @@ class Fact:
         answer: The user's one-sentence statement of the detail: a format string with
             ``{v}`` or a callable ``value -> str``. Different options must give different
             sentences.
+
     """
 
     key: str

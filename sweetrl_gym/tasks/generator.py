@@ -113,6 +113,7 @@ def draft_task(family: Family, rng: random.Random) -> TaskDraft | None:
 
     Returns:
         The draft, or ``None``.
+
     """
     signatures = family.signature_options()
     stated = rng.random() < 0.5
@@ -159,7 +160,9 @@ def draft_task(family: Family, rng: random.Random) -> TaskDraft | None:
         for option in fact.options:
             if option == values[fact.key]:
                 continue
-            variant = _compile(family.render({**values, fact.key: option}, signature), signature.name)
+            variant = _compile(
+                family.render({**values, fact.key: option}, signature), signature.name
+            )
             outs = _outputs(variant, [calls[i] for i in usable])
             hits = {i for i, out in zip(usable, outs) if _differs(ref_outs[i], out)}
             if not hits:
@@ -177,9 +180,7 @@ def draft_task(family: Family, rng: random.Random) -> TaskDraft | None:
             variant_hits.append(hits)
 
     chosen = _choose_tests(usable, variant_hits, rng)
-    test_cases = {
-        f"test_{n + 1}": signature.call(by_name[i]) for n, i in enumerate(sorted(chosen))
-    }
+    test_cases = {f"test_{n + 1}": signature.call(by_name[i]) for n, i in enumerate(sorted(chosen))}
 
     facts = [_signature_fact(signature, stated, signatures[0])]
     for fact in family.facts:
@@ -244,6 +245,7 @@ def iter_bundled_tasks(families: Sequence[Family] | None = None) -> Iterator[Bac
 
     Yields:
         Tasks with ids ``backend-train-00000`` / ``backend-test-00000`` onwards.
+
     """
     if families is None:
         from sweetrl_gym.tasks.families import FAMILIES
@@ -302,6 +304,7 @@ def check_family(family: Family, draws: int = 300) -> dict[str, Any]:
 
     Returns:
         Rejection rate, unique references, difficulty histogram and one example.
+
     """
     drafts = [draft_task(family, random.Random(f"check/{family.name}/{i}")) for i in range(draws)]
     kept = [d for d in drafts if d is not None]
@@ -338,9 +341,10 @@ def _main(argv: Sequence[str] | None = None) -> int:
     data = serialize_tasks(tasks)
     print(f"sha256 {hashlib.sha256(data).hexdigest()}  ({len(tasks)} tasks)")
     if args.write:
-        with open(BUNDLED_BACKEND_PATH, "wb") as raw, gzip.GzipFile(
-            fileobj=raw, mode="wb", mtime=0, filename=""
-        ) as gz:
+        with (
+            open(BUNDLED_BACKEND_PATH, "wb") as raw,
+            gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") as gz,
+        ):
             gz.write(data)
         print(f"wrote {Path(BUNDLED_BACKEND_PATH)}")
     return 0

@@ -21,6 +21,7 @@ class HiddenFact:
         matters: Whether an answer written from the description alone gets this detail
             wrong and the hidden tests notice (counted in the task's difficulty).
         value: The detail as plain JSON data (for analysis and critics).
+
     """
 
     key: str
@@ -65,6 +66,7 @@ class BackendTask:
         difficulty: Number of hidden facts that matter, when known.
         family: Generator family of a bundled task.
         split: ``"train"`` or ``"test"``, when known.
+
     """
 
     task_id: str
@@ -77,12 +79,17 @@ class BackendTask:
     split: str | None = None
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
+    def __hash__(self) -> int:
+        # Explicit because test_cases is a dict; equal tasks share these fields.
+        return hash((self.task_id, self.problem_description, self.ground_truth))
+
     def reference(self) -> dict[str, Any]:
         """Training-time information for critics — never to be shown to the acting policy.
 
         Returns:
             A fresh dict with ``ground_truth``, ``test_cases``, ``facts`` (list of dicts),
             ``problem_description``, ``difficulty`` and ``family``.
+
         """
         return {
             "ground_truth": self.ground_truth,

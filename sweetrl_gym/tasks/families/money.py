@@ -26,19 +26,44 @@ class LateFee(Family):
         "I'd like a python function for the penalty on late payments.",
     )
     facts = (
-        Fact("grace_days", "threshold", options=(0, 3, 5, 7), default=0,
-             keywords=("grace", "period", "free", "days"),
-             answer=lambda v: "There is no grace period." if v == 0
-             else f"The first {v} days late are free (a grace period)."),
-        Fact("daily_rate", "rate", options=(0.5, 1.0, 1.5, 2.0), default=1.0,
-             keywords=("daily", "per", "day", "percent", "charge"),
-             answer="Each day late after any grace period costs {v}% of the balance."),
-        Fact("cap", "threshold", options=(None, 25, 50), default=None,
-             keywords=("cap", "maximum", "max", "most", "limit"),
-             answer=lambda v: "There is no cap on the fee." if v is None
-             else f"The fee is capped at ${v}."),
-        Fact("rounding", "rounding", options=(None, 0, 2), default=2,
-             keywords=("round", "cents", "decimal"), answer=_ROUNDING.__getitem__),
+        Fact(
+            "grace_days",
+            "threshold",
+            options=(0, 3, 5, 7),
+            default=0,
+            keywords=("grace", "period", "free", "days"),
+            answer=lambda v: (
+                "There is no grace period."
+                if v == 0
+                else f"The first {v} days late are free (a grace period)."
+            ),
+        ),
+        Fact(
+            "daily_rate",
+            "rate",
+            options=(0.5, 1.0, 1.5, 2.0),
+            default=1.0,
+            keywords=("daily", "per", "day", "percent", "charge"),
+            answer="Each day late after any grace period costs {v}% of the balance.",
+        ),
+        Fact(
+            "cap",
+            "threshold",
+            options=(None, 25, 50),
+            default=None,
+            keywords=("cap", "maximum", "max", "most", "limit"),
+            answer=lambda v: (
+                "There is no cap on the fee." if v is None else f"The fee is capped at ${v}."
+            ),
+        ),
+        Fact(
+            "rounding",
+            "rounding",
+            options=(None, 0, 2),
+            default=2,
+            keywords=("round", "cents", "decimal"),
+            answer=_ROUNDING.__getitem__,
+        ),
     )
 
     def body(self, v: dict[str, Any]) -> str:
@@ -69,16 +94,34 @@ class ShippingCost(Family):
         "I need something to compute shipping fees for my online shop; big orders ship free.",
     )
     facts = (
-        Fact("free_over", "threshold", options=(35, 50, 75, 100), default=50,
-             keywords=("free", "shipping", "threshold", "order", "total"),
-             answer="Orders of ${v} or more ship free."),
-        Fact("base_fee", "rate", options=(4.99, 5.99, 7.5), default=4.99,
-             keywords=("base", "flat", "fee", "start"),
-             answer="The flat base fee is ${v}."),
-        Fact("per_kg", "rate", options=(0.0, 1.0, 2.5), default=0.0,
-             keywords=("weight", "kg", "kilogram", "heavy", "per"),
-             answer=lambda v: "Weight doesn't change the price." if v == 0
-             else f"Add ${v} per kilogram of weight."),
+        Fact(
+            "free_over",
+            "threshold",
+            options=(35, 50, 75, 100),
+            default=50,
+            keywords=("free", "shipping", "threshold", "order", "total"),
+            answer="Orders of ${v} or more ship free.",
+        ),
+        Fact(
+            "base_fee",
+            "rate",
+            options=(4.99, 5.99, 7.5),
+            default=4.99,
+            keywords=("base", "flat", "fee", "start"),
+            answer="The flat base fee is ${v}.",
+        ),
+        Fact(
+            "per_kg",
+            "rate",
+            options=(0.0, 1.0, 2.5),
+            default=0.0,
+            keywords=("weight", "kg", "kilogram", "heavy", "per"),
+            answer=lambda v: (
+                "Weight doesn't change the price."
+                if v == 0
+                else f"Add ${v} per kilogram of weight."
+            ),
+        ),
     )
 
     def body(self, v: dict[str, Any]) -> str:
