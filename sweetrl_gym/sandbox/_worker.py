@@ -1,6 +1,6 @@
 """Sandbox zygote: a warm interpreter that forks one isolated child per execution.
 
-This file is run as a script (``python -I _worker.py FD``) and imports nothing but the
+This file is run as a script (``python -s _worker.py FD``) and imports nothing but the
 standard library, so untrusted code never shares an interpreter with the library.
 
 Protocol on the control socket (AF_UNIX, SOCK_SEQPACKET, fd ``FD``):
@@ -260,6 +260,25 @@ if sys.platform.startswith("linux"):
 _SECCOMP_OK = _LIBC is not None and os.uname().machine == "x86_64"
 
 
+def _drop_capabilities():
+    """Drop every capability (a no-op for ordinary users).
+
+    A root child without capabilities fails the kernel's ptrace access check against
+    processes that hold them, so it cannot read the parent's memory via /proc/PID/mem.
+    """
+    if _LIBC is None or not sys.platform.startswith("linux"):
+        return
+    sys_capset, version_3 = 126 if os.uname().machine == "x86_64" else None, 0x20080522
+    if sys_capset is None:
+        return
+    header = (ctypes.c_uint32 * 2)(version_3, 0)
+    data = (ctypes.c_uint32 * 6)()  # effective, permitted, inheritable x 2 words: all zero
+    pr_capbset_drop = 24
+    for cap in range(64):
+        _LIBC.prctl(pr_capbset_drop, cap, 0, 0, 0)
+    _LIBC.syscall(sys_capset, ctypes.byref(header), ctypes.byref(data))
+
+
 def _install_seccomp():
     """Install the filter; return True when it is active."""
     if not _SECCOMP_OK:
@@ -351,6 +370,7 @@ def _lock_down(memory_mb, cpu_seconds):
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(which, (soft, hard))
     sys.dont_write_bytecode = True
+    _drop_capabilities()
     seccomp = _install_seccomp()
     sys.addaudithook(_audit_hook)
     return seccomp
@@ -452,4 +472,7 @@ def main(control_fd):
 
 
 if __name__ == "__main__":
+    # Answers must not import the library's own modules that sit beside this script.
+    if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
+        sys.path.pop(0)
     main(int(sys.argv[1]))

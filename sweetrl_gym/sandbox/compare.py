@@ -10,7 +10,7 @@ import math
 from numbers import Number
 from typing import Any
 
-__all__ = ["RaisedException", "outputs_match"]
+__all__ = ["RaisedException", "is_usable_reference", "outputs_match"]
 
 _REL_TOL = 1e-9
 _ABS_TOL = 1e-12
@@ -84,17 +84,33 @@ def outputs_match(expected: Any, got: Any, *, official_parity: bool = False) -> 
         except Exception:
             return False
     if isinstance(expected, RaisedException):
-        # Raising is the specified behaviour only for deliberate errors (a ValueError on bad
-        # input, a custom exception); the candidate must raise that type or a subclass.
-        wanted = expected.type_names[0] if expected.type_names else ""
-        deliberate = wanted in _POLICY_EXCEPTIONS or "." in wanted
-        return deliberate and isinstance(got, RaisedException) and wanted in got.type_names
+        # The candidate must raise the reference's (deliberate) exception type or a subclass.
+        return (
+            is_usable_reference(expected)
+            and isinstance(got, RaisedException)
+            and expected.type_names[0] in got.type_names
+        )
     if isinstance(got, RaisedException):
         return False
     try:
         return _close(expected, got)
     except RecursionError:
         return False
+
+
+def is_usable_reference(expected: Any, *, official_parity: bool = False) -> bool:
+    """Return whether a reference output defines what a passing answer must produce.
+
+    Under the official rule only a returned value other than ``None`` does. Under ours
+    any returned value does, and so does raising a deliberate error (a builtin such as
+    ``ValueError`` on bad input, or an exception class the code defines); other
+    exceptions (``NameError``, ``ImportError``, ...) mean the reference or the test is
+    broken.
+    """
+    if isinstance(expected, RaisedException):
+        wanted = expected.type_names[0] if expected.type_names else ""
+        return not official_parity and (wanted in _POLICY_EXCEPTIONS or "." in wanted)
+    return not (official_parity and expected is None)
 
 
 def _close(a: Any, b: Any) -> bool:

@@ -84,13 +84,17 @@ class Zygote:
 
     def __init__(self) -> None:
         parent_sock, child_sock = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        env = dict(os.environ)
+        # Not `python -I`: it would ignore PYTHONHASHSEED. The user's PYTHON* settings
+        # (PYTHONPATH, PYTHONSTARTUP, ...) are dropped instead.
+        env = {
+            k: v for k, v in os.environ.items() if not k.startswith("PYTHON") or k == "PYTHONHOME"
+        }
+        # The same hash seed for reference and answer: set iteration order agrees.
+        env.update(PYTHONHASHSEED="0", PYTHONNOUSERSITE="1", PYTHONDONTWRITEBYTECODE="1")
         # Numerical libraries must not start thread pools: children cannot make threads.
         env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-        # The same hash seed for reference and answer: set iteration order agrees.
-        env["PYTHONHASHSEED"] = "0"
         self._proc = subprocess.Popen(
-            [sys.executable, "-I", str(_WORKER), str(child_sock.fileno())],
+            [sys.executable, "-s", str(_WORKER), str(child_sock.fileno())],
             pass_fds=[child_sock.fileno()],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,

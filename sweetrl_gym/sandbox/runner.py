@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from sweetrl_gym.actions import strip_code_fences
-from sweetrl_gym.sandbox.compare import RaisedException, outputs_match
+from sweetrl_gym.sandbox.compare import RaisedException, is_usable_reference, outputs_match
 from sweetrl_gym.sandbox.executor import (
     Execution,
     ExecutionSpec,
@@ -301,7 +301,11 @@ def _score(
     for index, (name, expr) in enumerate(zip(names, calls)):
         expected = None if ref.module_error is not None else ref.outcomes[index]
         got = None if cand.module_error is not None else cand.outcomes[index]
-        usable_ref = expected is not None and expected.kind in ("value", "raise")
+        usable_ref = (
+            expected is not None
+            and expected.kind in ("value", "raise")
+            and is_usable_reference(expected.value, official_parity=official_parity)
+        )
         if not usable_ref:
             status, passed = "reference_error", False
         elif answer_error is not None:
@@ -313,8 +317,6 @@ def _score(
             passed = outputs_match(expected.value, got.value, official_parity=official_parity)
             if passed:
                 status = "passed"
-            elif official_parity and (expected.kind == "raise" or expected.value is None):
-                status = "reference_error"
             else:
                 status = "raised" if got.kind == "raise" else "wrong_output"
         results.append(
