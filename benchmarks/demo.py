@@ -19,13 +19,13 @@ from agents import ImmediateAnswerAgent, OracleAgent
 
 def play(env: gym.Env, agent, task_index: int) -> tuple[float, dict]:
     """Play one episode; return the final reward and info."""
-    obs, info = env.reset(options={"task_index": task_index})
+    _, info = env.reset(options={"task_index": task_index})
     while True:
         if getattr(agent, "privileged", False):
             action = agent.act([info["messages"]], [info["reference"]])[0]
         else:
             action = agent.act([info["messages"]])[0]
-        obs, reward, terminated, truncated, info = env.step(action)
+        _, reward, terminated, truncated, info = env.step(action)
         if terminated or truncated:
             return reward, info
 

@@ -60,7 +60,7 @@ def fresh_interpreter_outputs(code: str, calls: list[str]) -> list[Any]:
 
 
 def in_process_outputs(code: str, calls: list[str]) -> list[Any]:
-    """The official approach: exec in this process, a 1-second SIGALRM per test."""
+    """Run code the official way: exec in this process, a 1-second SIGALRM per test."""
 
     def on_alarm(signum: int, frame: Any) -> None:
         raise TimeoutError

@@ -40,7 +40,7 @@ _SIGNATURE_SENTENCE = re.compile(r"called `(\w+)` and take `\(([^`]*)\)`")
 
 
 def stated_signature(task: BackendTask) -> Signature | None:
-    """The signature the request itself states, if any."""
+    """Return the signature the request itself states, if any."""
     match = re.search(r"`(\w+)\(([^`]*)\)`", task.problem_description)
     if match is None:
         return None
@@ -97,7 +97,7 @@ def answer_from_dialogue(env: gym.Env, task: BackendTask) -> tuple[bool, bool]:
 
 
 def true_values(task: BackendTask) -> tuple[dict[str, Any], Signature]:
-    """The family's own option objects for the task's facts (stored values went via JSON)."""
+    """Return the family's own option objects for the task's facts (stored via JSON)."""
     family = FAMILY_BY_NAME[task.family]
     stored = {f.key: json.dumps(f.value, sort_keys=True) for f in task.facts}
     values = {
@@ -109,7 +109,7 @@ def true_values(task: BackendTask) -> tuple[dict[str, Any], Signature]:
 
 
 def one_wrong_variants(task: BackendTask) -> list[str]:
-    """The reference with exactly one detail changed to each of its wrong options."""
+    """Return the reference with one detail changed to each of its wrong options."""
     family = FAMILY_BY_NAME[task.family]
     truth, signature = true_values(task)
     return [

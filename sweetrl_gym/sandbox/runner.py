@@ -315,10 +315,8 @@ def _score(
             status, passed = {"too_large": "output_too_large"}.get(kind, kind), False
         else:
             passed = outputs_match(expected.value, got.value, official_parity=official_parity)
-            if passed:
-                status = "passed"
-            else:
-                status = "raised" if got.kind == "raise" else "wrong_output"
+            failed_as = "raised" if got.kind == "raise" else "wrong_output"
+            status = "passed" if passed else failed_as
         results.append(
             TestResult(
                 name=name,
