@@ -15,7 +15,7 @@ __all__ = ["BUNDLED_BACKEND_PATH", "BUNDLED_BACKEND_SHA256", "bundled_backend_ta
 BUNDLED_BACKEND_PATH = Path(__file__).parent / "data" / "backend_bundled.jsonl.gz"
 # sha256 of the decompressed JSONL. Changing the generator changes the task set: regenerate
 # with `python -m sweetrl_gym.tasks.generator --write` and update this pin deliberately.
-BUNDLED_BACKEND_SHA256 = "unset"
+BUNDLED_BACKEND_SHA256 = "c10e0c4a50e4c6820df592d4078a56c10b567008d71a1a336b678036ceefe6f7"
 
 
 @functools.lru_cache(maxsize=1)

@@ -17,11 +17,14 @@ and update ``BUNDLED_BACKEND_SHA256`` with the hash it prints.
 from __future__ import annotations
 
 import argparse
+import builtins
 import collections
+import contextlib
 import gzip
 import hashlib
 import io
 import json
+import math
 import random
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -67,23 +70,75 @@ class TaskDraft:
         return sum(fact.matters for fact in self.facts)
 
 
+class _FragileInput(Exception):
+    """The reference rounded a value that float noise could push either way."""
+
+
+# "Near" is what float noise can reach: a tiny floor plus ~100 ulps of the value itself.
+_NEAR_ABS, _NEAR_REL = 1e-9, 2e-14
+_real_round, _real_floor, _real_ceil = round, math.floor, math.ceil
+
+
+_FRAGILE = object()  # an output that float noise could change: neither right nor wrong
+
+
+def _near(x: float, target: float) -> bool:
+    return abs(x - target) <= _NEAR_ABS + _NEAR_REL * abs(x)
+
+
+def _checked_round(x: Any, ndigits: int | None = None) -> Any:
+    if isinstance(x, float):
+        scaled = x * 10 ** (ndigits or 0)
+        if _near(scaled, _real_floor(scaled) + 0.5):  # a tie: noise decides the result
+            raise _FragileInput
+    return _real_round(x) if ndigits is None else _real_round(x, ndigits)
+
+
+def _checked_floor_ceil(real: Callable[[Any], int]) -> Callable[[Any], int]:
+    def checked(x: Any) -> int:
+        # An inexact near-integer (3.0000000000000004) came from noise; an exact one did not.
+        if isinstance(x, float) and x != _real_round(x) and _near(x, _real_round(x)):
+            raise _FragileInput
+        return real(x)
+
+    return checked
+
+
+@contextlib.contextmanager
+def _tie_detection() -> Iterator[None]:
+    """Make rounding near a tie raise :class:`_FragileInput` while references run."""
+    math.floor, math.ceil = _checked_floor_ceil(_real_floor), _checked_floor_ceil(_real_ceil)
+    try:
+        yield
+    finally:
+        math.floor, math.ceil = _real_floor, _real_ceil
+
+
 def _compile(code: str, name: str) -> Callable[..., Any]:
-    namespace: dict[str, Any] = {"__name__": "reference"}
+    namespace: dict[str, Any] = {
+        "__name__": "reference",
+        "__builtins__": {**builtins.__dict__, "round": _checked_round},
+    }
     exec(compile(code, f"<{name}>", "exec"), namespace)
     return namespace[name]
 
 
 def _outputs(fn: Callable[..., Any], calls: Sequence[tuple[Any, ...]]) -> list[Any]:
     outs = []
-    for args in calls:
-        try:
-            outs.append(fn(*args))
-        except Exception as exc:  # a wrong variant may raise where the reference does not
-            outs.append(exc)
+    with _tie_detection():
+        for args in calls:
+            try:
+                outs.append(fn(*args))
+            except _FragileInput:
+                outs.append(_FRAGILE)
+            except Exception as exc:  # a wrong variant may raise where the reference does not
+                outs.append(exc)
     return outs
 
 
 def _differs(expected: Any, got: Any) -> bool:
+    if got is _FRAGILE:
+        return False  # a wrong variant that only differs by float noise is not caught
     return isinstance(got, Exception) or not outputs_match(expected, got)
 
 
@@ -148,8 +203,11 @@ def draft_task(family: Family, rng: random.Random) -> TaskDraft | None:
     by_name = [dict(zip(family.params, args)) for args in pool]
     calls = [tuple(named[p] for p in signature.params) for named in by_name]
     ref_outs = _outputs(reference, calls)
+    # Inputs where the reference returns None, raises, or rounds a near-tie are dropped.
     usable = [
-        i for i, out in enumerate(ref_outs) if out is not None and not isinstance(out, Exception)
+        i
+        for i, out in enumerate(ref_outs)
+        if out is not None and out is not _FRAGILE and not isinstance(out, Exception)
     ]
     if len(usable) < TESTS_PER_TASK:
         return None
@@ -294,7 +352,7 @@ def serialize_tasks(tasks: Sequence[BackendTask]) -> bytes:
     """Return the canonical JSONL bytes of ``tasks`` (the content that is hashed)."""
     buf = io.StringIO()
     for task in tasks:
-        buf.write(json.dumps(task.to_dict(), sort_keys=True, ensure_ascii=True))
+        buf.write(json.dumps(task.to_dict(), ensure_ascii=True))  # dicts keep insertion order
         buf.write("\n")
     return buf.getvalue().encode("ascii")
 

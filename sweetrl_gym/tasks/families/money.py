@@ -113,22 +113,32 @@ class ShippingCost(Family):
         Fact(
             "per_kg",
             "rate",
-            options=(0.0, 1.0, 2.5),
-            default=0.0,
-            keywords=("weight", "kg", "kilogram", "heavy", "per"),
+            options=(0.5, 1.0, 2.5),
+            default=1.0,
+            keywords=("weight", "kg", "heavy", "per"),
+            answer="Add ${v} per kilogram of weight.",
+        ),
+        Fact(
+            "weight_rounding",
+            "rounding",
+            options=("exact", "up"),
+            default="exact",
+            keywords=("partial", "whole", "fraction", "up"),
             answer=lambda v: (
-                "Weight doesn't change the price."
-                if v == 0
-                else f"Add ${v} per kilogram of weight."
+                "Charge for the exact weight."
+                if v == "exact"
+                else "Round the weight up to whole kilograms before pricing."
             ),
         ),
     )
 
     def body(self, v: dict[str, Any]) -> str:
+        weight = "weight_kg" if v["weight_rounding"] == "exact" else "math.ceil(weight_kg)"
         return f"""
+        import math
         if order_total >= {v["free_over"]}:
             return 0.0
-        return round({v["base_fee"]} + {v["per_kg"]} * weight_kg, 2)
+        return round({v["base_fee"]} + {v["per_kg"]} * {weight}, 2)
         """
 
     def inputs(self, v: dict[str, Any], rng: random.Random) -> list[tuple[Any, ...]]:

@@ -1,0 +1,108 @@
+import random
+
+import pytest
+
+from agents.scripted import question_for
+from sweetrl_gym.simulators import RuleBasedSimulator, Simulator
+from sweetrl_gym.tasks import BackendTask, HiddenFact
+from sweetrl_gym.tasks.families import FAMILIES
+from sweetrl_gym.tasks.generator import draft_task
+
+SIM = RuleBasedSimulator()
+
+TASK = BackendTask(
+    task_id="fee",
+    problem_description="I need a function for late fees.",
+    ground_truth="def late_fee(days, balance):\n    return 0\n",
+    test_cases={"t": "late_fee(1, 2)"},
+    facts=(
+        HiddenFact(
+            "signature",
+            "signature",
+            "The function should be called `late_fee` and take `(days, balance)` in that order.",
+        ),
+        HiddenFact(
+            "grace", "threshold", "The first 3 days late are free.", ("grace", "period", "free")
+        ),
+        HiddenFact(
+            "rate", "rate", "Each day late costs 1% of the balance.", ("daily", "day", "percent")
+        ),
+        HiddenFact(
+            "rounding", "rounding", "Round to cents.", ("round", "cents", "decimal"), matters=False
+        ),
+    ),
+)
+
+
+def ask(question, history=()):
+    messages = [{"role": "user", "content": TASK.problem_description}, *history]
+    return SIM.reply(TASK, [*messages, {"role": "assistant", "content": question}])
+
+
+def test_implements_the_protocol():
+    assert isinstance(SIM, Simulator)
+
+
+def test_answers_what_is_asked_and_nothing_else():
+    assert ask("What should the function be called?") == TASK.facts[0].answer
+    assert ask("Is there a grace period?") == "The first 3 days late are free."
+    reply = ask("Should I round the result? And what is the daily rate?")
+    assert reply == "Round to cents. Each day late costs 1% of the balance."
+
+
+def test_at_most_two_facts_per_reply():
+    reply = ask("What's the name? Is there a grace period? What's the daily rate? Rounding?")
+    assert reply.count(".") - reply.count("`.") <= 3  # two sentences (dots in names aside)
+    assert sum(f.answer in reply for f in TASK.facts) == 2
+
+
+def test_unknown_questions_and_non_questions():
+    assert ask("What is your favourite colour?") == "I don't know about that."
+    assert "final answer" in ask("Here is my plan")
+    partial = ask("Is there a grace period? What colour is the sky?")
+    assert partial == "The first 3 days late are free. I don't know about the rest."
+
+
+def test_generic_request_reveals_one_untold_fact_most_important_first():
+    first = ask("Could you give me more details?")
+    assert first in {f.answer for f in TASK.facts if f.matters}
+    history = [
+        {"role": "assistant", "content": "More details?"},
+        {"role": "user", "content": first},
+    ]
+    second = ask("Anything else I should know?", history)
+    assert second != first and second in {f.answer for f in TASK.facts}
+
+
+def test_deterministic():
+    assert ask("Any rounding?") == ask("Any rounding?")
+    assert RuleBasedSimulator().name == SIM.name
+
+
+def test_max_sentences_validated():
+    with pytest.raises(ValueError):
+        RuleBasedSimulator(max_sentences=0)
+    one = RuleBasedSimulator(max_sentences=1)
+    messages = [
+        {"role": "user", "content": "x"},
+        {"role": "assistant", "content": "Grace period? Daily rate?"},
+    ]
+    assert one.reply(TASK, messages) == "The first 3 days late are free."
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=lambda f: f.name)
+def test_a_question_about_each_fact_gets_that_fact(family):
+    """Across every family: asking about a fact (its topic and keywords) retrieves it."""
+    rng = random.Random(family.name)
+    drafts = [d for d in (draft_task(family, rng) for _ in range(8)) if d is not None]
+    assert drafts
+    for draft in drafts:
+        task = BackendTask("x", draft.description, draft.code, draft.test_cases, draft.facts)
+        for fact in draft.facts:
+            messages = [
+                {"role": "user", "content": draft.description},
+                {"role": "assistant", "content": question_for(fact)},
+            ]
+            reply = SIM.reply(task, messages)
+            assert fact.answer in reply, (fact.key, reply)
+            assert sum(other.answer in reply for other in draft.facts) <= 2
