@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import random
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -58,7 +58,8 @@ class Fact:
         keywords: Words a question about this detail would use (beyond the topic's
             generic words). They must tell this fact apart from the family's others.
         answer: The user's one-sentence statement of the detail: a format string with
-            ``{v}`` or a callable ``value -> str``. Different options must give different
+            ``{v}``, a mapping option -> sentence (list options are looked up as tuples)
+            or a callable ``value -> str``. Different options must give different
             sentences.
 
     """
@@ -68,7 +69,7 @@ class Fact:
     options: tuple[Any, ...]
     default: Any
     keywords: tuple[str, ...]
-    answer: str | Callable[[Any], str]
+    answer: str | Mapping[Any, str] | Callable[[Any], str]
 
     def __post_init__(self) -> None:
         if self.default not in self.options:
@@ -78,6 +79,8 @@ class Fact:
 
     def state(self, value: Any) -> str:
         """Return the user's sentence for ``value``."""
+        if isinstance(self.answer, Mapping):
+            return self.answer[tuple(value) if isinstance(value, list) else value]
         if callable(self.answer):
             return self.answer(value)
         return self.answer.format(v=value)

@@ -61,7 +61,7 @@ class AgeOnDate(Family):
             answer={
                 "mar1": "People born on Feb 29 have their birthday on March 1 in non-leap years.",
                 "feb28": "People born on Feb 29 have their birthday on Feb 28 in non-leap years.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "counting",
@@ -73,7 +73,7 @@ class AgeOnDate(Family):
                 "last": "Use completed years (age at the last birthday).",
                 "next": "Use the insurance convention 'age next birthday': completed years "
                 "plus one.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "future",
@@ -86,7 +86,7 @@ class AgeOnDate(Family):
                 "minus_one": "If the date is before the birth date, return -1.",
                 "invalid": "If the date is before the birth date, return the string 'invalid'.",
                 "unborn": "If the date is before the birth date, return the string 'not born yet'.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "output",
@@ -99,7 +99,7 @@ class AgeOnDate(Family):
                 "years": "Return a string like '34 years' ('1 year' for one).",
                 "years_old": "Return a string like '34 years old' ('1 year old' for one).",
                 "label": "Return a string like 'Age: 34'.",
-            }.__getitem__,
+            },
         ),
     )
 
@@ -170,7 +170,7 @@ class BusinessDays(Family):
                 "start_only": "Count the start date but not the end date.",
                 "end_only": "Count the end date but not the start date.",
                 "neither": "Count only the days strictly between the two dates.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "weekend",
@@ -204,7 +204,7 @@ class BusinessDays(Family):
                 "negative": "If the end date is before the start date, count the days between "
                 "them the other way round and return the count as a negative number.",
                 "minus_one": "If the end date is before the start date, return -1 to flag it.",
-            }.__getitem__,
+            },
         ),
     )
 
@@ -284,7 +284,7 @@ class RenewalDate(Family):
                 "and keep that new day from then on (Jan 31, Feb 28, Mar 28, ...).",
                 "overflow": "If the day doesn't exist in a month, roll over into the next month "
                 "by the missing days (Jan 31 + 1 month = Mar 3 in a non-leap year).",
-            }.__getitem__,
+            },
         ),
         Fact(
             "grace",
@@ -384,7 +384,7 @@ class SeasonOfDate(Family):
             answer={
                 "north": "Use the northern hemisphere seasons.",
                 "south": "Use the southern hemisphere seasons (summer starts around December).",
-            }.__getitem__,
+            },
         ),
         Fact(
             "system",
@@ -397,7 +397,7 @@ class SeasonOfDate(Family):
                 "December.",
                 "astronomical": "Seasons start on Mar 20, Jun 21, Sep 22 and Dec 21.",
                 "irish": "Seasons start on the 1st of February, May, August and November.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "autumn",
@@ -417,7 +417,7 @@ class SeasonOfDate(Family):
                 "lower": "Return the name in lowercase, like 'winter'.",
                 "title": "Return the name capitalised, like 'Winter'.",
                 "upper": "Return the name in uppercase, like 'WINTER'.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "invalid",
@@ -483,7 +483,7 @@ class FormatDuration(Family):
                 "dhms": "Show days, hours, minutes and seconds.",
                 "hm": "Show only hours and minutes, no seconds.",
                 "ms": "Show only minutes and seconds (minutes can go past 60).",
-            }.__getitem__,
+            },
         ),
         Fact(
             "style",
@@ -497,7 +497,7 @@ class FormatDuration(Family):
                 "1, 'and' before the last part).",
                 "short": "Write it like '1h 5m 30s'.",
                 "compact": "Write it like '1h5m30s' with no spaces.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "zeros",
@@ -508,7 +508,7 @@ class FormatDuration(Family):
             answer={
                 "skip": "Leave out parts that are zero, like '2 hours, 5 seconds'.",
                 "show": "Always show every unit, even when it is zero.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "rounding",
@@ -520,7 +520,7 @@ class FormatDuration(Family):
                 "down": "Drop any leftover below the smallest unit shown.",
                 "nearest": "Round to the nearest smallest unit shown (half up).",
                 "up": "Round any leftover up to a full smallest unit shown.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "nothing",
@@ -533,7 +533,7 @@ class FormatDuration(Family):
                 "smallest unit shown, in the same style (e.g. '0 seconds' or '0m').",
                 "empty": "If it comes out as nothing (zero or negative), return an empty string.",
                 "now": "If it comes out as nothing (zero or negative), return 'just now'.",
-            }.__getitem__,
+            },
         ),
     )
 
@@ -632,7 +632,7 @@ class DueDate(Family):
                 "start": "If the workload is zero or negative, the due date is the start date.",
                 "invalid": "If the workload is zero or negative, return the string 'invalid'.",
                 "empty": "If the workload is zero or negative, return an empty string.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "output",

@@ -88,7 +88,7 @@ class ElectricityBill(Family):
                 2: "Round the bill to cents.",
                 0: "Round the bill to whole dollars (round(bill, 0)).",
                 None: "Don't round the bill at all.",
-            }.__getitem__,
+            },
         ),
     )
 
@@ -188,7 +188,7 @@ class TaxiFare(Family):
                 "up_dollar": "Round the fare (after rounding to cents) UP to the next whole "
                 "dollar, as an int.",
                 "up_half": "Round the fare (after rounding to cents) UP to the next $0.50.",
-            }.__getitem__,
+            },
         ),
     )
 
@@ -278,7 +278,7 @@ class RunningPace(Family):
                 "round": "Round the pace to the nearest whole second (Python's round()).",
                 "floor": "Drop the fractional seconds of the pace (truncate down).",
                 "ceil": "Round the pace up to the next whole second.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "output",
@@ -292,7 +292,7 @@ class RunningPace(Family):
                 "seconds": "Return the pace as an int number of seconds, like 307.",
                 "minutes": "Return the pace in minutes as a float rounded to 2 decimals "
                 "(whole seconds / 60), like 5.12.",
-            }.__getitem__,
+            },
         ),
     )
 
@@ -374,7 +374,7 @@ class ScaleRecipe(Family):
                 2: "Round each amount to 2 decimals.",
                 1: "Round each amount to 1 decimal.",
                 0: "Round each amount to a whole number (round(x, 0)).",
-            }.__getitem__,
+            },
         ),
         Fact(
             "min_amount",
@@ -398,7 +398,7 @@ class ScaleRecipe(Family):
                 "scale": "Zero or negative servings get no special treatment: just scale.",
                 "empty": "If servings is zero or negative, return an empty result.",
                 "original": "If servings is zero or negative, return the recipe unchanged.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "output",
@@ -493,7 +493,7 @@ class DedupeEmails(Family):
                 "sensitive": "Compare exactly: Bob@Mail.com and bob@mail.com are different.",
                 "domain_only": "Only the domain ignores case: Bob@MAIL.com equals Bob@mail.com, "
                 "but bob@mail.com is a different address.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "whitespace",
@@ -507,7 +507,7 @@ class DedupeEmails(Family):
                 "none": "Don't strip anything: ' a@b.com' and 'a@b.com' are different entries.",
                 "all": "Remove every space, even inside ('bob @mail.com' becomes "
                 "'bob@mail.com'), before comparing and in the result.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "keep",
@@ -533,7 +533,7 @@ class DedupeEmails(Family):
                 "alphabetical": "Sort the result alphabetically ignoring case (stable sort).",
                 "domain": "Sort the result by domain, then by the whole address, ignoring case "
                 "(stable sort).",
-            }.__getitem__,
+            },
         ),
         Fact(
             "output",
@@ -546,7 +546,7 @@ class DedupeEmails(Family):
                 "comma": "Return one string with the addresses joined by ', '.",
                 "semicolon": "Return one string with the addresses joined by '; '.",
                 "lines": "Return one string with one address per line (joined by '\\n').",
-            }.__getitem__,
+            },
         ),
     )
 
@@ -682,7 +682,7 @@ class TopVoted(Family):
                 "pairs": "Return a list of (name, votes) tuples, most votes first.",
                 "strings": "Return a list of strings like 'Pizza (12)', most votes first.",
                 "ranked": "Return a list of strings like '1. Pizza', '2. Sushi', most votes first.",
-            }.__getitem__,
+            },
         ),
     )
 

@@ -54,7 +54,7 @@ class TipSplit(Family):
                 "cents": "Round each person's share to the cent.",
                 "up_whole": "Round each person's share up to the next whole dollar.",
                 "nearest_whole": "Round each person's share to the nearest whole dollar (half up).",
-            }.__getitem__,
+            },
         ),
         Fact(
             "no_people",
@@ -66,7 +66,7 @@ class TipSplit(Family):
                 "zero": "If the number of people is zero or negative, return 0.",
                 "one": "If the number of people is zero or negative, treat it as one person.",
                 "minus_one": "If the number of people is zero or negative, return -1.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "output",
@@ -80,7 +80,7 @@ class TipSplit(Family):
                 "dict": "Return a dict with keys 'tip', 'total' and 'per_person' "
                 "(tip and total rounded to cents).",
                 "string": "Return a string like '$23.50 per person'.",
-            }.__getitem__,
+            },
         ),
     )
 
@@ -138,7 +138,7 @@ class LoanPayment(Family):
                 "evenly over the months.",
                 "compound": "Compound monthly on the whole principal for the full term "
                 "(principal * (1 + rate/12) ** months) and divide that evenly over the months.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "rate_unit",
@@ -149,7 +149,7 @@ class LoanPayment(Family):
             answer={
                 "percent": "The annual rate is given in percent, e.g. 6.5 means 6.5%.",
                 "fraction": "The annual rate is given as a fraction, e.g. 0.065 means 6.5%.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "rounding",
@@ -161,7 +161,7 @@ class LoanPayment(Family):
                 "cents": "Round the monthly payment to the nearest cent.",
                 "up_cents": "Round the monthly payment up to the next cent.",
                 "whole": "Round the monthly payment to the nearest whole dollar.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "output",
@@ -175,7 +175,7 @@ class LoanPayment(Family):
                 "the months, rounded to cents.",
                 "tuple": "Return a tuple (monthly_payment, total_interest), where total interest "
                 "is payment * months - principal rounded to cents.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "no_months",
@@ -187,7 +187,7 @@ class LoanPayment(Family):
                 "zero": "If the number of months is zero or negative, return 0.",
                 "principal": "If the number of months is zero or negative, the whole principal "
                 "is due at once, so return the principal.",
-            }.__getitem__,
+            },
         ),
     )
 
@@ -288,7 +288,7 @@ class IncomeTax(Family):
                 "inside its bracket.",
                 "flat_top": "The whole taxable income is taxed at the rate of the highest bracket "
                 "it reaches; a bracket includes its upper limit.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "rounding",
@@ -300,7 +300,7 @@ class IncomeTax(Family):
                 "cents": "Round the tax to cents.",
                 "whole": "Round the tax to the nearest whole dollar (half up).",
                 "down_whole": "Drop the cents: round the tax down to a whole dollar.",
-            }.__getitem__,
+            },
         ),
     )
 
@@ -385,7 +385,7 @@ class CartDiscount(Family):
                 "coupon to the already discounted amount.",
                 "add10": "Carts with 5 or more items get an extra 10% off, simply added to the "
                 "coupon percent.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "rounding",
@@ -397,7 +397,7 @@ class CartDiscount(Family):
                 "cents": "Round amounts to cents.",
                 "whole": "Round amounts to the nearest whole dollar (half up).",
                 "down_whole": "Drop the cents: round amounts down to a whole dollar.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "output",
@@ -409,7 +409,7 @@ class CartDiscount(Family):
                 "total": "Return just the amount to pay after the discount.",
                 "tuple": "Return a tuple (amount_to_pay, discount_amount).",
                 "saved": "Return only the discount amount, i.e. how much the customer saves.",
-            }.__getitem__,
+            },
         ),
     )
 
@@ -498,7 +498,7 @@ class CurrencyExchange(Family):
                 "buys, so multiply by it.",
                 "divide": "The rate is how much of the original currency one unit of the new one "
                 "costs, so divide by it.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "rounding",
@@ -512,7 +512,7 @@ class CurrencyExchange(Family):
                 "fraction).",
                 "whole": "Round the result to a whole number (half up); the new currency has "
                 "no cents.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "bad_amount",
@@ -524,7 +524,7 @@ class CurrencyExchange(Family):
                 "zero": "If the amount is zero or negative, return 0.",
                 "minus_one": "If the amount is zero or negative, return -1.",
                 "message": "If the amount is zero or negative, return the string 'invalid amount'.",
-            }.__getitem__,
+            },
         ),
     )
 
@@ -604,7 +604,7 @@ class OvertimePay(Family):
                 "quarter_down": "Round the hours down to the quarter hour first.",
                 "quarter_nearest": "Round the hours to the nearest quarter hour first.",
                 "half_down": "Round the hours down to the half hour first.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "output",
@@ -618,7 +618,7 @@ class OvertimePay(Family):
                 "overtime pay includes any double time.",
                 "dict": "Return a dict with keys 'regular', 'overtime' and 'total', rounded to "
                 "cents; overtime includes any double time.",
-            }.__getitem__,
+            },
         ),
     )
 

@@ -198,7 +198,7 @@ class CourseAverage(Family):
             options=(2, 1, 0, None),
             default=2,
             keywords=("round", "decimal", "place", "whole"),
-            answer=_ROUNDING.__getitem__,
+            answer=_ROUNDING,
         ),
     )
 
@@ -304,7 +304,7 @@ class CurveScores(Family):
             options=(None, 0, 1, 2),
             default=None,
             keywords=("round", "decimal", "whole", "place"),
-            answer=_ROUNDING.__getitem__,
+            answer=_ROUNDING,
         ),
     )
 
@@ -395,7 +395,7 @@ class DropLowestAverage(Family):
                 "zero": "If dropping would leave fewer than two scores, return 0.",
                 "highest": "If dropping would leave fewer than two scores, return the "
                 "highest score.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "empty",
@@ -415,7 +415,7 @@ class DropLowestAverage(Family):
             options=(2, None, 0, 1),
             default=2,
             keywords=("round", "decimal", "place", "whole"),
-            answer=_ROUNDING.__getitem__,
+            answer=_ROUNDING,
         ),
     )
 
@@ -522,7 +522,7 @@ class PassFail(Family):
                 "bool": "Return True or False.",
                 "PASS": 'Return "PASS" or "FAIL" in capitals.',
                 "Pass": 'Return "Pass" or "Fail".',
-            }.__getitem__,
+            },
         ),
     )
 

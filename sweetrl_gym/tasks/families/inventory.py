@@ -84,7 +84,7 @@ class ReorderCheck(Family):
                 "reorder point plus one more lead time of usage, rounded up), or 0 if "
                 "no reorder is needed.",
                 "text": 'Return the string "REORDER" or "OK".',
-            }.__getitem__,
+            },
         ),
     )
 
@@ -160,7 +160,7 @@ class RestockQuantity(Family):
                 "up": "Round a partial pack up to a whole pack.",
                 "nearest": "Round to the nearest whole pack (half a pack or more rounds up).",
                 "down": "Round a partial pack down; never order past the target.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "max_packs",
@@ -196,7 +196,7 @@ class RestockQuantity(Family):
                 "units": "Return the number of units to order.",
                 "packs": "Return the number of packs to order.",
                 "both": 'Return a dict like {"packs": 3, "units": 36}.',
-            }.__getitem__,
+            },
         ),
     )
 
@@ -271,7 +271,7 @@ class StockValue(Family):
                 "include": "Negative quantities just count as negative value.",
                 "skip": "Skip any line with a negative quantity.",
                 "abs": "A negative quantity is a typo: use its absolute value.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "markup",
@@ -308,7 +308,7 @@ class StockValue(Family):
                 "line_cents": "Round each line to cents, then round the final total to cents.",
                 "whole": "Round the final total to whole dollars.",
                 "none": "Don't round anything.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "return_format",
@@ -413,7 +413,7 @@ class BulkPrice(Family):
             options=(True, False),
             default=True,
             keywords=("exactly", "inclusive", "reach", "equal", "boundary"),
-            answer=_BOUNDARY.__getitem__,
+            answer=_BOUNDARY,
         ),
         Fact(
             "rounding",
@@ -425,7 +425,7 @@ class BulkPrice(Family):
                 2: "Round the total to cents.",
                 None: "Don't round the total.",
                 0: "Round the total to whole dollars.",
-            }.__getitem__,
+            },
         ),
     )
 
@@ -519,7 +519,7 @@ class ExpiryMarkdown(Family):
                 "deepest": "Expired items (negative days left) keep the biggest markdown.",
                 "zero": "Expired items (negative days left) are worth 0.0.",
                 "flag": "Return -1 for expired items (negative days left) so I pull them.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "rounding",
@@ -531,7 +531,7 @@ class ExpiryMarkdown(Family):
                 "cents": "Round the price to cents.",
                 "nickel": "Round the price to the nearest 5 cents.",
                 "whole": "Round the price to whole dollars.",
-            }.__getitem__,
+            },
         ),
     )
 

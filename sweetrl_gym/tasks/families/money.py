@@ -62,7 +62,7 @@ class LateFee(Family):
             options=(None, 0, 2),
             default=2,
             keywords=("round", "cents", "decimal"),
-            answer=_ROUNDING.__getitem__,
+            answer=_ROUNDING,
         ),
     )
 

@@ -64,7 +64,7 @@ class ParkingFee(Family):
                 "exact": "Charge by the minute, pro rata (no rounding up of time).",
                 "half_hour": "Round the time up to the next half hour and charge half "
                 "the hourly rate per half hour.",
-            }.__getitem__,
+            },
         ),
         Fact(
             "daily_cap",
@@ -174,7 +174,7 @@ class MeetingOverlap(Family):
                 "bool": "Return True or False.",
                 "yes_no": 'Return "yes" or "no".',
                 "text": 'Return "conflict" or "ok".',
-            }.__getitem__,
+            },
         ),
     )
 
@@ -290,7 +290,7 @@ class ShiftPay(Family):
                 "higher": "When night and weekend both apply, only the bigger bonus counts.",
                 "add": "When night and weekend both apply, add the two extras together "
                 "(e.g. 1.5x and 1.25x make 1.75x).",
-            }.__getitem__,
+            },
         ),
         Fact(
             "rounding",
@@ -302,7 +302,7 @@ class ShiftPay(Family):
                 "cents": "Round the pay to cents.",
                 "dollar": "Round the pay to the nearest whole dollar.",
                 "floor": "Round the pay down to a whole dollar.",
-            }.__getitem__,
+            },
         ),
     )
 
@@ -386,7 +386,7 @@ class QueueWait(Family):
                 "rounds, each taking one service time.",
                 "nearest": "Divide the total service time by the number of servers and "
                 "round to the nearest minute (halves round up).",
-            }.__getitem__,
+            },
         ),
         Fact(
             "include_own",
@@ -542,7 +542,7 @@ class TimetableConflicts(Family):
                 "both": 'Return a dict {"count": n, "conflicts": [...]}, where conflicts is '
                 "the sorted list of 0-based [i, j] pairs (or single class indexes when "
                 "counting classes).",
-            }.__getitem__,
+            },
         ),
     )
 

@@ -382,7 +382,7 @@ class BmiCategory(Family):
                 None: "Classify the exact BMI, without rounding.",
                 1: "Round the BMI to one decimal before classifying it.",
                 0: "Round the BMI to a whole number before classifying it.",
-            }.__getitem__,
+            },
         ),
     )
 
@@ -456,7 +456,7 @@ class LeaderboardRank(Family):
                 "name": "Players with equal scores are listed alphabetically by name.",
                 "latest": "Players with equal scores are listed latest entry first (reverse "
                 "input order).",
-            }.__getitem__,
+            },
         ),
         Fact(
             "ranking",

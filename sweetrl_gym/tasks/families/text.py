@@ -310,7 +310,7 @@ class CensorWords(Family):
                 "censored.",
                 "dict": "Return a dict {'text': censored sentence, 'count': number of matches "
                 "censored}.",
-            }.__getitem__,
+            },
         ),
     )
 
@@ -787,7 +787,7 @@ class FormatPhone(Family):
                 "punct_ok": "Spaces, dashes, dots, parentheses and '+' are ignored, but anything "
                 "else, like letters, makes the number invalid.",
                 "reject": "If the input has anything other than digits, it's invalid.",
-            }.__getitem__,
+            },
         ),
     )
 
