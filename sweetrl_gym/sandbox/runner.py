@@ -207,9 +207,11 @@ class Sandbox:
 
         # References: from the cache, else executed (once per distinct reference).
         ref_keys = [self._cache_key(ref, calls, timeout_s) for _, ref, _, calls in prepared]
+        with self._lock:  # a snapshot: other threads may evict entries meanwhile
+            references = {key: self._cache[key] for key in ref_keys if key in self._cache}
         missing: dict[str, ExecutionSpec] = {}
         for key, (_, ref, _, calls) in zip(ref_keys, prepared):
-            if key not in self._cache and key not in missing:
+            if key not in references and key not in missing:
                 missing[key] = ExecutionSpec(ref, calls, timeout_s, self.memory_mb)
         roles = [(spec, "reference") for spec in missing.values()]
         roles += [
@@ -222,12 +224,12 @@ class Sandbox:
             # A worker died (killed from outside, out of memory): restart it and retry once.
             self.close()
             executions = self._execute(roles)
-        ref_results = dict(zip(missing, executions[: len(missing)]))
-        for key, result in ref_results.items():
+        for key, result in zip(missing, executions[: len(missing)]):
+            references[key] = result
             self._remember(key, result)
         reports = []
         for key, (_, _, names, calls), cand in zip(ref_keys, prepared, executions[len(missing) :]):
-            ref = ref_results.get(key) or self._cache[key]
+            ref = references[key]
             reports.append(_score(names, calls, ref, cand, official_parity))
         return reports
 

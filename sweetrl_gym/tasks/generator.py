@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tqdm import tqdm
+
 from sweetrl_gym.sandbox.compare import outputs_match
 from sweetrl_gym.tasks.family import Family, Signature
 from sweetrl_gym.tasks.types import BackendTask, HiddenFact
@@ -334,17 +336,21 @@ def iter_bundled_tasks(families: Sequence[Family] | None = None) -> Iterator[Bac
         )
 
 
-def generate_bundled_tasks(num_train: int = 10_000, num_test: int = 1_000) -> list[BackendTask]:
+def generate_bundled_tasks(
+    num_train: int = 10_000, num_test: int = 1_000, progress: bool = False
+) -> list[BackendTask]:
     """Return the first ``num_train`` train and ``num_test`` test tasks of the stream."""
     tasks: list[BackendTask] = []
     want = {"train": num_train, "test": num_test}
-    for task in iter_bundled_tasks():
-        assert task.split is not None
-        if want[task.split] > 0:
-            tasks.append(task)
-            want[task.split] -= 1
-        if not any(want.values()):
-            return tasks
+    with tqdm(total=num_train + num_test, desc="generating tasks", disable=not progress) as bar:
+        for task in iter_bundled_tasks():
+            assert task.split is not None
+            if want[task.split] > 0:
+                tasks.append(task)
+                want[task.split] -= 1
+                bar.update()
+            if not any(want.values()):
+                return tasks
     raise AssertionError("unreachable: the stream is endless")
 
 
@@ -395,7 +401,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
             if args.check in ("all", family.name):
                 print(json.dumps(check_family(family), indent=2, default=str))
         return 0
-    tasks = generate_bundled_tasks()
+    tasks = generate_bundled_tasks(progress=True)
     data = serialize_tasks(tasks)
     print(f"sha256 {hashlib.sha256(data).hexdigest()}  ({len(tasks)} tasks)")
     if args.write:
