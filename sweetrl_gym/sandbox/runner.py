@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import hashlib
 import json
 import os
@@ -10,7 +11,6 @@ import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 from sweetrl_gym.actions import strip_code_fences
 from sweetrl_gym.sandbox.compare import RaisedException, is_usable_reference, outputs_match
@@ -29,7 +29,7 @@ _MAX_SHOWN = 200
 _MAX_CODE_CHARS = 1_000_000
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class TestResult:
     """The verdict on one test case.
 
@@ -56,7 +56,7 @@ class TestResult:
     got: str
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class TestReport:
     """Result of running an answer's tests.
 
@@ -103,7 +103,7 @@ class TestReport:
             "success": self.success,
             "answer_error": self.answer_error,
             "isolation": self.isolation,
-            "results": [r.__dict__ for r in self.results],
+            "results": [dataclasses.asdict(r) for r in self.results],
         }
 
 
