@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -11,10 +10,9 @@ from agents.base import Message
 from sweetrl_gym.actions import ANSWER_MARKER
 from sweetrl_gym.simulators import facts_from_reference
 from sweetrl_gym.tasks import HiddenFact
+from sweetrl_gym.tasks.family import Signature
 
 __all__ = ["ImmediateAnswerAgent", "OracleAgent", "question_for"]
-
-_STATED_SIGNATURE = re.compile(r"`([A-Za-z_]\w*)\(([^`]*)\)`")
 
 
 def question_for(fact: HiddenFact) -> str:
@@ -76,6 +74,6 @@ class ImmediateAnswerAgent:
 
     @staticmethod
     def _answer(request: str) -> str:
-        match = _STATED_SIGNATURE.search(request)
-        name, params = (match.group(1), match.group(2)) if match else ("solution", "*args")
-        return f"{ANSWER_MARKER}\ndef {name}({params}):\n    return None\n"
+        stated = Signature.find_in(request)
+        header = stated.header() if stated else "def solution(*args):"
+        return f"{ANSWER_MARKER}\n{header}\n    return None\n"

@@ -39,16 +39,6 @@ FAMILY_BY_NAME = {family.name: family for family in FAMILIES}
 _SIGNATURE_SENTENCE = re.compile(r"called `(\w+)` and take `\(([^`]*)\)`")
 
 
-def stated_signature(task: BackendTask) -> Signature | None:
-    """Return the signature the request itself states, if any."""
-    match = re.search(r"`(\w+)\(([^`]*)\)`", task.problem_description)
-    if match is None:
-        return None
-    return Signature(
-        match.group(1), tuple(p.strip() for p in match.group(2).split(",") if p.strip())
-    )
-
-
 def guess_answer(task: BackendTask, rng: random.Random | None) -> str:
     """Code written from the request alone: defaults (rng None) or random options."""
     family = FAMILY_BY_NAME[task.family]
@@ -59,7 +49,7 @@ def guess_answer(task: BackendTask, rng: random.Random | None) -> str:
     else:
         values = {fact.key: rng.choice(fact.options) for fact in family.facts}
         fallback = rng.choice(signatures)
-    return family.render(values, stated_signature(task) or fallback)
+    return family.render(values, Signature.find_in(task.problem_description) or fallback)
 
 
 def answer_from_dialogue(env: gym.Env, task: BackendTask) -> tuple[bool, bool]:
@@ -86,7 +76,7 @@ def answer_from_dialogue(env: gym.Env, task: BackendTask) -> tuple[bool, bool]:
     signature = (
         Signature(match.group(1), tuple(p.strip() for p in match.group(2).split(",")))
         if match
-        else stated_signature(task)
+        else Signature.find_in(task.problem_description)
     )
     recovered = len(values) == len(family.facts) and signature is not None
     if not recovered:

@@ -21,18 +21,7 @@ def make_tasks(count: int, seed: int = 0) -> list[BackendTask]:
         draft = draft_task(FAMILIES[i % len(FAMILIES)], rng)
         i += 1
         if draft is not None:
-            tasks.append(
-                BackendTask(
-                    task_id=f"t{len(tasks)}",
-                    problem_description=draft.description,
-                    ground_truth=draft.code,
-                    test_cases=draft.test_cases,
-                    facts=draft.facts,
-                    difficulty=draft.difficulty,
-                    family=draft.family.name,
-                    split="train",
-                )
-            )
+            tasks.append(draft.to_task(f"t{len(tasks)}", "train"))
     return tasks
 
 

@@ -143,9 +143,8 @@ class Zygote:
 
 
 class _Child:
-    def __init__(self, run: _Run, zygote: Zygote, now: float):
+    def __init__(self, run: _Run, now: float):
         self.run = run
-        self.zygote = zygote
         spec = run.spec
         job = json.dumps(
             {
@@ -159,7 +158,7 @@ class _Child:
         job_r, self.job_fd = os.pipe()
         self.result_fd, result_w = os.pipe()
         try:
-            self.pid = zygote.fork(job_r, result_w)
+            self.pid = run.zygote.fork(job_r, result_w)
         finally:
             os.close(job_r)
             os.close(result_w)
@@ -205,9 +204,6 @@ def execute(jobs: Sequence[tuple[ExecutionSpec, Zygote]], max_parallel: int) -> 
 
     """
     runs = [_Run(spec, zygote) for spec, zygote in jobs]
-    for run in runs:
-        if not run.spec.calls:
-            run.result.outcomes = []
     selector = selectors.DefaultSelector()
     active: list[_Child] = []
     try:
@@ -217,7 +213,7 @@ def execute(jobs: Sequence[tuple[ExecutionSpec, Zygote]], max_parallel: int) -> 
                 if len(active) >= max_parallel:
                     break
                 if run.child is None and not run.finished:
-                    child = _Child(run, run.zygote, now)
+                    child = _Child(run, now)
                     run.child = child
                     active.append(child)
                     selector.register(child.result_fd, selectors.EVENT_READ, child)
@@ -339,7 +335,7 @@ def _end(selector: selectors.BaseSelector, child: _Child, active: list[_Child]) 
                 selector.unregister(fd)
             os.close(fd)
     child.job_fd = child.result_fd = -1
-    child.zygote.kill(child.pid)
+    child.run.zygote.kill(child.pid)
     if child.run.child is child:
         child.run.child = None
     if child in active:

@@ -209,6 +209,8 @@ class Sandbox:
         ref_keys = [self._cache_key(ref, calls, timeout_s) for _, ref, _, calls in prepared]
         with self._lock:  # a snapshot: other threads may evict entries meanwhile
             references = {key: self._cache[key] for key in ref_keys if key in self._cache}
+            for key in references:
+                self._cache.move_to_end(key)  # least recently used goes first
         missing: dict[str, ExecutionSpec] = {}
         for key, (_, ref, _, calls) in zip(ref_keys, prepared):
             if key not in references and key not in missing:

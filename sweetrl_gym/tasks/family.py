@@ -34,12 +34,15 @@ Writing a family::
 from __future__ import annotations
 
 import random
+import re
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 __all__ = ["Fact", "Family", "Signature"]
+
+_QUOTED_SIGNATURE = re.compile(r"`([A-Za-z_]\w*)\(([^`]*)\)`")
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,15 @@ class Signature:
     def display(self) -> str:
         """Return ``name(a, b)`` for sentences."""
         return f"{self.name}({', '.join(self.params)})"
+
+    @classmethod
+    def find_in(cls, text: str) -> Signature | None:
+        """Return the first signature written as ```name(a, b)``` in ``text``, if any."""
+        match = _QUOTED_SIGNATURE.search(text)
+        if match is None:
+            return None
+        params = tuple(p.strip() for p in match.group(2).split(",") if p.strip())
+        return cls(match.group(1), params)
 
 
 class Family:

@@ -71,6 +71,19 @@ class TaskDraft:
         """Number of hidden facts an answer from the description alone gets wrong."""
         return sum(fact.matters for fact in self.facts)
 
+    def to_task(self, task_id: str, split: str | None = None) -> BackendTask:
+        """Return the finished task."""
+        return BackendTask(
+            task_id=task_id,
+            problem_description=self.description,
+            ground_truth=self.code,
+            test_cases=self.test_cases,
+            facts=self.facts,
+            difficulty=self.difficulty,
+            family=self.family.name,
+            split=split,
+        )
+
 
 class _FragileInput(Exception):
     """The reference rounded a value that float noise could push either way."""
@@ -324,16 +337,7 @@ def iter_bundled_tasks(families: Sequence[Family] | None = None) -> Iterator[Bac
         split = "test" if len(seen) % _TEST_EVERY == 0 else "train"
         task_id = f"backend-{split}-{counts[split]:05d}"
         counts[split] += 1
-        yield BackendTask(
-            task_id=task_id,
-            problem_description=draft.description,
-            ground_truth=draft.code,
-            test_cases=draft.test_cases,
-            facts=draft.facts,
-            difficulty=draft.difficulty,
-            family=family.name,
-            split=split,
-        )
+        yield draft.to_task(task_id, split)
 
 
 def generate_bundled_tasks(

@@ -97,7 +97,7 @@ def test_a_question_about_each_fact_gets_that_fact(family):
     drafts = [d for d in (draft_task(family, rng) for _ in range(8)) if d is not None]
     assert drafts
     for draft in drafts:
-        task = BackendTask("x", draft.description, draft.code, draft.test_cases, draft.facts)
+        task = draft.to_task("x")
         for fact in draft.facts:
             messages = [
                 {"role": "user", "content": draft.description},
