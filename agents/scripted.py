@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any
+import random
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TextIO
 
 from agents.base import Message
 from sweetrl_gym.actions import ANSWER_MARKER
@@ -12,7 +14,7 @@ from sweetrl_gym.simulators import facts_from_reference
 from sweetrl_gym.tasks import HiddenFact
 from sweetrl_gym.tasks.family import Signature
 
-__all__ = ["ImmediateAnswerAgent", "OracleAgent", "question_for"]
+__all__ = ["HumanAgent", "ImmediateAnswerAgent", "OracleAgent", "RandomAgent", "question_for"]
 
 
 def question_for(fact: HiddenFact) -> str:
@@ -77,3 +79,102 @@ class ImmediateAnswerAgent:
         stated = Signature.find_in(request)
         header = stated.header() if stated else "def solution(*args):"
         return f"{ANSWER_MARKER}\n{header}\n    return None\n"
+
+
+_GENERIC_QUESTIONS = (
+    "What should the function be called and what parameters does it take?",
+    "What should it return?",
+    "Are there any thresholds or limits I should know about?",
+    "How should the result be rounded?",
+    "What should happen with empty or invalid input?",
+    "How should ties be broken?",
+    "Are there any special cases?",
+    "What units are the values in?",
+    "Any other details I should know?",
+)
+
+
+class RandomAgent:
+    """A seeded random baseline: asks generic questions, answers with a stub at random.
+
+    Each turn it answers with probability ``answer_probability`` (always on the last
+    turn); otherwise it asks one of a fixed list of generic clarification questions.
+    Its answer is a stub with the stated signature that returns ``None``.
+
+    Args:
+        answer_probability: Chance of answering on each turn before the last.
+        max_turns: The environment's turn limit.
+        seed: Seed of the agent's own random generator.
+
+    """
+
+    def __init__(self, answer_probability: float = 0.2, max_turns: int = 10, seed: int = 0):
+        if not 0.0 <= answer_probability <= 1.0:
+            raise ValueError(f"answer_probability must be in [0, 1], got {answer_probability}")
+        self.answer_probability = answer_probability
+        self.max_turns = max_turns
+        self._rng = random.Random(seed)
+
+    def act(self, batch: Sequence[Sequence[Message]]) -> list[str]:
+        """Ask a random question or answer, for every conversation."""
+        return [self._next(messages) for messages in batch]
+
+    def _next(self, messages: Sequence[Message]) -> str:
+        turn = sum(1 for m in messages if m.get("role") == "assistant")
+        if turn >= self.max_turns - 1 or self._rng.random() < self.answer_probability:
+            return ImmediateAnswerAgent._answer(str(messages[0].get("content", "")))
+        return self._rng.choice(_GENERIC_QUESTIONS)
+
+
+class HumanAgent:
+    """A person plays the agent from the terminal (``sweetrl play``).
+
+    Shows each new message of the conversation, then reads the reply: lines until an
+    empty line. Start the reply with ``I WANT TO ANSWER:`` to submit code.
+
+    Args:
+        input_fn: Reads one line (default: the builtin ``input``).
+        output: Where the dialogue is printed (default: standard output).
+
+    """
+
+    def __init__(self, input_fn: Callable[[str], str] = input, output: TextIO | None = None):
+        self._input = input_fn
+        self._output = output
+        self._shown: list[int] = []
+
+    def act(self, batch: Sequence[Sequence[Message]]) -> list[str]:
+        """Show what is new in each conversation and read the person's reply to it."""
+        if len(self._shown) != len(batch):
+            self._shown = [0] * len(batch)
+        replies = []
+        for index, messages in enumerate(batch):
+            if len(messages) < self._shown[index]:
+                self._shown[index] = 0  # a new episode in this slot
+            if len(batch) > 1:
+                self._print(f"--- conversation {index + 1} of {len(batch)} ---")
+            for message in messages[self._shown[index] :]:
+                name = "HUMAN" if message.get("role") == "user" else "AGENT"
+                self._print(f"[{name}] {message.get('content', '')}")
+            self._shown[index] = len(messages) + 1  # the reply comes back in the chat
+            replies.append(self._read())
+        return replies
+
+    def _read(self) -> str:
+        self._print(f"Your message (end with an empty line; '{ANSWER_MARKER}' submits code):")
+        lines: list[str] = []
+        while True:
+            try:
+                line = self._input("> " if not lines else ". ")
+            except EOFError:
+                if lines:
+                    break
+                raise EOFError("no input: the terminal closed before a message") from None
+            if not line.strip() and lines:
+                break
+            if line.strip() or lines:
+                lines.append(line)
+        return "\n".join(lines)
+
+    def _print(self, text: str) -> None:
+        print(text, file=self._output if self._output is not None else sys.stdout)

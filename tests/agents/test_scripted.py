@@ -1,4 +1,7 @@
+import io
+
 import gymnasium as gym
+import pytest
 
 import sweetrl_gym  # noqa: F401
 from agents import Agent, ImmediateAnswerAgent, OracleAgent, PrivilegedAgent
@@ -31,3 +34,51 @@ def test_immediate_answer_uses_a_stated_signature_and_fails():
     reply = agent.act([[{"role": "user", "content": "Help. The function should be `f(a, b)`."}]])[0]
     assert reply.startswith("I WANT TO ANSWER:") and "def f(a, b):" in reply
     assert "def solution(*args):" in agent.act([[{"role": "user", "content": "Help me."}]])[0]
+
+
+def test_random_agent_is_seeded_and_answers_by_the_last_turn(small_tasks):
+    from agents import RandomAgent, collect
+
+    env = gym.make("ColBench-Backend-v0", tasks=small_tasks, max_turns=4)
+    runs = [
+        collect(env, RandomAgent(0.3, max_turns=4, seed=s), 6, progress=False) for s in (1, 1, 2)
+    ]
+    assert runs[0] == runs[1] and runs[0] != runs[2]
+    for trajectory in runs[0]:
+        assert trajectory.turns[-1].action.startswith("I WANT TO ANSWER:")
+        assert not trajectory.metadata["turn_limit_reached"]
+        assert all(t.action.endswith("?") for t in trajectory.turns[:-1])
+    assert (
+        RandomAgent(answer_probability=1.0)
+        .act([[{"role": "user", "content": "x"}]])[0]
+        .startswith("I WANT TO ANSWER:")
+    )
+    with pytest.raises(ValueError, match="answer_probability"):
+        RandomAgent(answer_probability=1.5)
+
+
+def test_human_agent_plays_from_a_terminal(small_tasks):
+    from agents import HumanAgent
+
+    typed = iter(
+        ["What about the", "name?", "", "", "I WANT TO ANSWER:", "def f():", "    return 1", ""]
+    )
+    screen = io.StringIO()
+    env = gym.make("ColBench-Backend-v0", tasks=small_tasks)
+    _, info = play(env, HumanAgent(input_fn=lambda prompt: next(typed), output=screen), 0)
+    shown = screen.getvalue()
+    assert small_tasks[0].problem_description in shown
+    assert info["messages"][1]["content"] == "What about the\nname?"
+    assert info["messages"][2]["content"] in shown  # the human's reply was shown
+    assert shown.count(small_tasks[0].problem_description) == 1  # nothing shown twice
+    assert info["answer"].strip() == "def f():\n    return 1" and info["turn"] == 2
+
+
+def test_human_agent_closed_terminal_is_a_clear_error():
+    from agents import HumanAgent
+
+    def closed(prompt):
+        raise EOFError
+
+    with pytest.raises(EOFError, match="terminal closed"):
+        HumanAgent(input_fn=closed, output=io.StringIO()).act([[{"role": "user", "content": "x"}]])

@@ -1,0 +1,151 @@
+"""Evaluate an agent on a split with the paper's metrics and bootstrap confidence intervals."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agents.base import Agent, PrivilegedAgent
+from agents.rollout import collect
+from sweetrl_gym.trajectory import TrajectoryBuffer
+
+__all__ = ["bootstrap_ci", "evaluate", "summarize"]
+
+
+def evaluate(
+    agent: Agent | PrivilegedAgent,
+    env_id: str = "ColBench-Backend-v0",
+    split: str = "test",
+    num_tasks: int | None = None,
+    *,
+    samples_per_task: int = 1,
+    num_envs: int = 8,
+    seed: int = 0,
+    env_kwargs: Mapping[str, Any] | None = None,
+    out: str | Path | None = None,
+    resume: bool = False,
+    progress: bool = True,
+) -> dict[str, float]:
+    """Play the first ``num_tasks`` tasks of a split and score the agent.
+
+    Every agent evaluated with the same arguments plays the same tasks in the same
+    order, so scores compare fairly.
+
+    Args:
+        agent: The agent to evaluate.
+        env_id: A registered environment id.
+        split: ``"test"`` (default) or ``"train"``.
+        num_tasks: The first this many tasks of the split (default: all of them).
+        samples_per_task: Episodes per task; a task's score is their mean.
+        num_envs: Environments stepped in lockstep.
+        seed: Seeds the resets and the bootstrap.
+        env_kwargs: Extra keyword arguments for ``gym.make`` (e.g. ``simulator=``).
+        out: Also keep the episodes in this ``.jsonl`` file (see :func:`collect`).
+        resume: Continue an evaluation whose episodes ``out`` already holds.
+        progress: Show a progress bar.
+
+    Returns:
+        See :func:`summarize`.
+
+    """
+    import gymnasium as gym
+
+    probe = gym.make(env_id, split=split, **dict(env_kwargs or {}))
+    try:
+        available = len(probe.unwrapped.tasks)
+    finally:
+        probe.close()
+    if num_tasks is None:
+        num_tasks = available
+    if not 1 <= num_tasks <= available:
+        raise ValueError(f"num_tasks must be in 1..{available} for the {split} split")
+    buffer = collect(
+        env_id,
+        agent,
+        task_indices=range(num_tasks),
+        samples_per_task=samples_per_task,
+        num_envs=min(num_envs, num_tasks * samples_per_task),
+        split=split,
+        seed=seed,
+        env_kwargs=env_kwargs,
+        out=out,
+        resume=resume,
+        progress=progress,
+    )
+    return summarize(buffer, seed=seed)
+
+
+def summarize(
+    buffer: TrajectoryBuffer, *, confidence: float = 0.95, resamples: int = 2000, seed: int = 0
+) -> dict[str, float]:
+    """Score a buffer of evaluation episodes.
+
+    Metrics are means over tasks (a task's repeats are averaged first); intervals come
+    from a percentile bootstrap over tasks.
+
+    Args:
+        buffer: Episodes to score.
+        confidence: Coverage of the intervals.
+        resamples: Bootstrap resamples.
+        seed: Seed of the bootstrap.
+
+    Returns:
+        ``success_rate`` (all tests pass), ``tests_passed`` (mean fraction of tests
+        passed; for frontend tasks ``similarity``), ``avg_turns``, each with
+        ``<metric>_ci_low`` / ``<metric>_ci_high``, plus ``num_tasks`` and
+        ``num_episodes``.
+
+    Raises:
+        ValueError: If the buffer is empty.
+
+    """
+    if len(buffer) == 0:
+        raise ValueError("cannot summarize an empty buffer")
+    groups = list(buffer.group_by_task().values())
+    score_name = "similarity" if all("similarity" in t.metadata for t in buffer) else "tests_passed"
+    per_task = {
+        "success_rate": [np.mean([t.success for t in g]) for g in groups],
+        score_name: [np.mean([t.reward for t in g]) for g in groups],
+        "avg_turns": [np.mean([t.num_turns for t in g]) for g in groups],
+    }
+    metrics: dict[str, float] = {}
+    rng = np.random.default_rng(seed)
+    for name, values in per_task.items():
+        low, high = bootstrap_ci(values, confidence=confidence, resamples=resamples, rng=rng)
+        metrics[name] = float(np.mean(values))
+        metrics[f"{name}_ci_low"] = low
+        metrics[f"{name}_ci_high"] = high
+    metrics["num_tasks"] = float(len(groups))
+    metrics["num_episodes"] = float(len(buffer))
+    return metrics
+
+
+def bootstrap_ci(
+    values: Any,
+    *,
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    rng: np.random.Generator | None = None,
+) -> tuple[float, float]:
+    """Return a percentile-bootstrap confidence interval of the mean of ``values``.
+
+    Args:
+        values: One number per independent unit (task).
+        confidence: Coverage, in (0, 1).
+        resamples: Bootstrap resamples.
+        rng: Random generator (default: seeded with 0).
+
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    data = np.asarray(values, dtype=float)
+    if data.size == 0:
+        raise ValueError("no values")
+    rng = rng if rng is not None else np.random.default_rng(0)
+    means = data[rng.integers(0, data.size, size=(resamples, data.size))].mean(axis=1)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [tail, 1.0 - tail])
+    return float(low), float(high)

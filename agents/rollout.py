@@ -1,0 +1,377 @@
+"""Batched rollouts: many environments in lockstep, one agent call per step for all.
+
+The speed comes from batching: a local model generates for every active episode in one
+call. Finished episodes are appended to the output file as they end, so a crash loses
+nothing and ``resume=True`` carries on where the file stops.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from tqdm.auto import tqdm
+
+from agents.base import Agent, PrivilegedAgent
+from sweetrl_gym.jsonl_files import drop_truncated_tail
+from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn, append_jsonl
+
+__all__ = ["Episode", "collect", "plan_episodes"]
+
+
+@dataclass(frozen=True)
+class Episode:
+    """One planned episode of a collection.
+
+    Attributes:
+        index: Position in the plan (and in the returned buffer).
+        task_index: Index of the task in the environment's task list.
+        sample: Which repeat of the task this is (``0 .. samples_per_task - 1``).
+        seed: The seed passed to ``env.reset``.
+
+    """
+
+    index: int
+    task_index: int
+    sample: int
+    seed: int
+
+
+def plan_episodes(
+    num_tasks_available: int,
+    num_episodes: int | None = None,
+    *,
+    task_indices: Sequence[int] | None = None,
+    samples_per_task: int = 1,
+    seed: int = 0,
+) -> list[Episode]:
+    """Decide which task each episode plays, deterministically from ``seed``.
+
+    Repeats follow the official best-of-k layout: repeat ``j`` of the ``i``-th task is
+    episode ``num_tasks * j + i``.
+
+    Args:
+        num_tasks_available: Tasks in the environment.
+        num_episodes: Episodes wanted. Without ``task_indices``, tasks are drawn without
+            replacement (shuffled by ``seed``) to cover them; with it, at most this many
+            of the planned episodes are kept.
+        task_indices: Play exactly these tasks (each ``samples_per_task`` times).
+        samples_per_task: Episodes per task.
+        seed: Seeds the task draw and each episode's reset seed.
+
+    Raises:
+        ValueError: For counts out of range or task indices outside the task list.
+
+    """
+    if samples_per_task < 1:
+        raise ValueError(f"samples_per_task must be at least 1, got {samples_per_task}")
+    if num_tasks_available < 1:
+        raise ValueError("the environment has no tasks")
+    if task_indices is not None:
+        tasks = [int(i) for i in task_indices]
+        bad = [i for i in tasks if not 0 <= i < num_tasks_available]
+        if bad:
+            raise ValueError(
+                f"task_indices out of range 0..{num_tasks_available - 1}: {bad[:5]}"
+            )
+    elif num_episodes is None:
+        raise ValueError("give num_episodes or task_indices")
+    else:
+        if num_episodes < 1:
+            raise ValueError(f"num_episodes must be at least 1, got {num_episodes}")
+        wanted = math.ceil(num_episodes / samples_per_task)
+        rng = np.random.default_rng(seed)
+        order: list[int] = []
+        while len(order) < wanted:  # more tasks wanted than exist: a fresh shuffle each pass
+            order += rng.permutation(num_tasks_available).tolist()
+        tasks = order[:wanted]
+    plan = [
+        Episode(
+            index=len(tasks) * j + i,
+            task_index=task,
+            sample=j,
+            seed=seed * 1_000_003 + len(tasks) * j + i,
+        )
+        for j in range(samples_per_task)
+        for i, task in enumerate(tasks)
+    ]
+    return plan if num_episodes is None else plan[:num_episodes]
+
+
+@dataclass
+class _Slot:
+    """One environment and the episode it is playing."""
+
+    env: gym.Env
+    episode: Episode | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+    turns: list[Turn] = field(default_factory=list)
+
+
+def collect(
+    env_id_or_envs: str | gym.Env | Sequence[gym.Env],
+    agent: Agent | PrivilegedAgent,
+    num_episodes: int | None = None,
+    *,
+    num_envs: int = 8,
+    split: str = "train",
+    task_indices: Sequence[int] | None = None,
+    samples_per_task: int = 1,
+    seed: int = 0,
+    out: str | Path | None = None,
+    resume: bool = False,
+    env_kwargs: Mapping[str, Any] | None = None,
+    progress: bool = True,
+) -> TrajectoryBuffer:
+    """Play episodes with ``agent``, many environments at once, into a buffer.
+
+    Each step, the agent gets one batch with the conversation of every active episode
+    and answers all of them in one call; the environments then step in parallel
+    threads (simulator calls and sandboxed tests overlap). A finished episode's slot
+    starts the next planned episode at once, so batches stay full.
+
+    Only agents whose ``privileged`` attribute is true receive the episodes'
+    ``info["reference"]``; the agent's ``last_prompts`` (the exact formatted prompts,
+    when it reports them) are recorded as each turn's ``prompt``.
+
+    Args:
+        env_id_or_envs: A registered id (``"ColBench-Backend-v0"``), or environments
+            already made (all on the same task list).
+        agent: Any :class:`~agents.base.Agent`.
+        num_episodes: Episodes to play (see :func:`plan_episodes`).
+        num_envs: Environments made from an id (ignored when environments are given).
+        split: The split of environments made from an id.
+        task_indices: Play exactly these tasks.
+        samples_per_task: Episodes per task (best-of-k data).
+        seed: Seeds the task draw and the resets; the same arguments give the same plan.
+        out: A ``.jsonl`` file: each finished episode is appended as it ends.
+        resume: Continue the collection whose episodes ``out`` already holds (it must
+            come from the same plan); otherwise an existing ``out`` is an error.
+        env_kwargs: Extra keyword arguments for ``gym.make``.
+        progress: Show a progress bar.
+
+    Returns:
+        The episodes in plan order (those read back from ``out`` on resume included).
+
+    Raises:
+        FileExistsError: If ``out`` exists and ``resume`` is false.
+        ValueError: For a bad plan, or an ``out`` file from a different plan.
+        TypeError: If the agent does not reply with one string per conversation.
+
+    """
+    if not callable(getattr(agent, "act", None)):
+        raise TypeError(f"agent must have an act(batch) method, got {type(agent).__name__}")
+    envs, owned = _make_envs(env_id_or_envs, num_envs, split, env_kwargs)
+    try:
+        plan = plan_episodes(
+            len(_task_list(envs[0])),
+            num_episodes,
+            task_indices=task_indices,
+            samples_per_task=samples_per_task,
+            seed=seed,
+        )
+        done = _read_finished(out, resume, plan, envs[0]) if out is not None else {}
+        todo = [episode for episode in plan if episode.index not in done]
+        with _Writer(out) as writer:
+            finished = _run(envs, agent, todo, writer, progress, _env_name(env_id_or_envs))
+        done.update(finished)
+    finally:
+        for env in owned:
+            env.close()
+    return TrajectoryBuffer(done[i] for i in sorted(done))
+
+
+def _run(
+    envs: list[gym.Env],
+    agent: Agent | PrivilegedAgent,
+    todo: list[Episode],
+    writer: _Writer,
+    progress: bool,
+    env_name: str,
+) -> dict[int, Trajectory]:
+    queue = list(reversed(todo))
+    slots = [_Slot(env) for env in envs[: len(todo)]]
+    finished: dict[int, Trajectory] = {}
+    privileged = bool(getattr(agent, "privileged", False))
+    bar = tqdm(total=len(todo), desc="episodes", unit="ep", disable=not progress)
+    with ThreadPoolExecutor(max_workers=max(1, len(slots))) as pool:
+        for slot in slots:
+            _start(slot, queue.pop())
+        while any(slot.episode is not None for slot in slots):
+            active = [slot for slot in slots if slot.episode is not None]
+            batch = [slot.info["messages"] for slot in active]
+            if privileged:
+                replies = agent.act(batch, [slot.info["reference"] for slot in active])
+            else:
+                replies = agent.act(batch)
+            _check_replies(replies, len(batch), agent)
+            prompts = getattr(agent, "last_prompts", None)
+            if not isinstance(prompts, list) or len(prompts) != len(batch):
+                prompts = [None] * len(batch)
+            steps = list(pool.map(lambda s, a: s.env.step(a), active, replies))
+            for slot, action, prompt, step in zip(active, replies, prompts, steps):
+                _, reward, terminated, truncated, info = step
+                slot.turns.append(
+                    Turn(
+                        messages=[dict(m) for m in slot.info["messages"]],
+                        action=action,
+                        prompt=prompt,
+                        reward=float(reward),
+                        done=bool(terminated or truncated),
+                    )
+                )
+                slot.info = info
+                if terminated or truncated:
+                    trajectory = _trajectory(slot, env_name)
+                    writer.write(trajectory)
+                    finished[slot.episode.index] = trajectory
+                    bar.update(1)
+                    rate = np.mean([t.success for t in finished.values()])
+                    bar.set_postfix(success=f"{rate:.1%}", refresh=False)
+                    slot.episode = None
+                    if queue:
+                        _start(slot, queue.pop())
+    bar.close()
+    return finished
+
+
+def _start(slot: _Slot, episode: Episode) -> None:
+    _, info = slot.env.reset(seed=episode.seed, options={"task_index": episode.task_index})
+    slot.episode, slot.info, slot.turns = episode, info, []
+
+
+def _trajectory(slot: _Slot, env_name: str) -> Trajectory:
+    info, episode = slot.info, slot.episode
+    final = slot.turns[-1]
+    metadata = {
+        "episode": episode.index,
+        "task_index": episode.task_index,
+        "sample": episode.sample,
+        "seed": episode.seed,
+        "env": env_name,
+    }
+    for key in ("tests_passed", "tests_total", "turn_limit_reached", "similarity"):
+        if key in info:
+            metadata[key] = info[key]
+    return Trajectory(
+        task_id=str(info["task_id"]),
+        turns=slot.turns,
+        messages=[dict(m) for m in info["messages"]],
+        reward=final.reward,
+        success=bool(info.get("success", final.reward >= 1.0)),
+        answer=str(info.get("answer", "")),
+        reference=dict(info.get("reference") or {}),
+        metadata=metadata,
+    )
+
+
+def _check_replies(replies: Any, expected: int, agent: object) -> None:
+    name = type(agent).__name__
+    if not isinstance(replies, list | tuple) or len(replies) != expected:
+        got = len(replies) if isinstance(replies, list | tuple) else type(replies).__name__
+        raise TypeError(f"{name}.act must return a list of {expected} strings, got {got}")
+    bad = [i for i, reply in enumerate(replies) if not isinstance(reply, str)]
+    if bad:
+        raise TypeError(
+            f"{name}.act returned a non-str reply for conversation {bad[0]}: "
+            f"{type(replies[bad[0]]).__name__}"
+        )
+
+
+def _make_envs(
+    source: str | gym.Env | Sequence[gym.Env],
+    num_envs: int,
+    split: str,
+    env_kwargs: Mapping[str, Any] | None,
+) -> tuple[list[gym.Env], list[gym.Env]]:
+    if isinstance(source, str):
+        if num_envs < 1:
+            raise ValueError(f"num_envs must be at least 1, got {num_envs}")
+        envs = [gym.make(source, split=split, **dict(env_kwargs or {})) for _ in range(num_envs)]
+        return envs, envs
+    envs = [source] if isinstance(source, gym.Env) else list(source)
+    if not envs or not all(isinstance(env, gym.Env) for env in envs):
+        raise TypeError("env_id_or_envs must be an env id, an env, or a list of envs")
+    if env_kwargs:
+        raise ValueError("env_kwargs only apply when an env id is given")
+    tasks = [_task_list(env) for env in envs]
+    if any(t is not tasks[0] and t != tasks[0] for t in tasks[1:]):
+        raise ValueError("all environments must play the same task list")
+    return envs, []
+
+
+def _task_list(env: gym.Env) -> Sequence[Any]:
+    tasks = getattr(env.unwrapped, "tasks", None)
+    if tasks is None:
+        raise TypeError(f"{env.unwrapped!r} has no task list: collect needs ColBench envs")
+    return tasks
+
+
+def _env_name(source: object) -> str:
+    if isinstance(source, str):
+        return source
+    env = source if isinstance(source, gym.Env) else next(iter(source))  # type: ignore[call-overload]
+    # The unwrapped env's spec: wrappers deep-copy theirs, which fails on unpicklable
+    # kwargs such as a simulator holding a lock.
+    spec = getattr(env.unwrapped, "spec", None)
+    return spec.id if spec is not None else type(env.unwrapped).__name__
+
+
+def _read_finished(
+    out: str | Path, resume: bool, plan: list[Episode], env: gym.Env
+) -> dict[int, Trajectory]:
+    path = Path(out)
+    if path.suffix == ".gz":
+        raise ValueError(
+            f"out must be a plain .jsonl file (episodes are appended as they end): {path}; "
+            "compress afterwards with TrajectoryBuffer.save('....jsonl.gz')"
+        )
+    if not path.exists():
+        return {}
+    if not resume:
+        raise FileExistsError(
+            f"{path} exists; pass resume=True to continue that collection, or another path"
+        )
+    drop_truncated_tail(path)
+    by_index = {episode.index: episode for episode in plan}
+    tasks = _task_list(env)
+    finished = {}
+    for trajectory in TrajectoryBuffer.load(path):
+        index = trajectory.metadata.get("episode")
+        episode = by_index.get(index) if isinstance(index, int) else None
+        if episode is None or tasks[episode.task_index].task_id != trajectory.task_id:
+            raise ValueError(
+                f"{path} holds episode {index} of task {trajectory.task_id!r}, which this "
+                "plan does not have: resume with the same arguments (tasks, num_episodes, "
+                "samples_per_task, seed) or write to another file"
+            )
+        finished[index] = trajectory
+    return finished
+
+
+class _Writer:
+    """Appends finished episodes to ``out`` (if any), flushed one by one."""
+
+    def __init__(self, out: str | Path | None):
+        self._path = None if out is None else Path(out)
+        self._file = None
+
+    def __enter__(self) -> _Writer:
+        if self._path is not None:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = self._path.open("a", encoding="utf-8")
+        return self
+
+    def write(self, trajectory: Trajectory) -> None:
+        if self._file is not None:
+            append_jsonl(self._file, trajectory)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._file is not None:
+            self._file.close()

@@ -1,0 +1,538 @@
+"""Episodes as training data: turns, trajectories and a buffer with JSONL in and out.
+
+A :class:`Trajectory` is one episode: the task, the whole chat, and one :class:`Turn` per
+agent message — the messages the agent saw, its action, the exact formatted prompt when
+the agent reported it, and the reward. Turns keep their messages structured (OpenAI
+format), so an algorithm can re-format every turn with its own policy's chat template:
+data from any agent trains any policy.
+
+Two file formats:
+
+* our own JSONL (:meth:`TrajectoryBuffer.save` / :meth:`TrajectoryBuffer.load`), which
+  keeps everything, reference and metadata included;
+* the official sweet_rl JSONL (:meth:`TrajectoryBuffer.from_official_jsonl` /
+  :meth:`TrajectoryBuffer.to_official_jsonl`): ``{"task", "dialogue_history", "answer",
+  "reward"}`` per line, assistant messages carrying ``input`` (the formatted prompt) and
+  ``output`` (the raw text). Reading and writing back gives the same records.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, overload
+
+__all__ = [
+    "TRAJECTORY_FORMAT",
+    "Trajectory",
+    "TrajectoryBuffer",
+    "TrajectoryFormatError",
+    "Turn",
+    "append_jsonl",
+]
+
+TRAJECTORY_FORMAT = "sweetrl-gym/trajectory/v1"
+_OFFICIAL_KEYS = ("task", "dialogue_history", "answer", "reward")
+_MESSAGE_KEYS = ("role", "content")
+_ASSISTANT_KEYS = ("role", "content", "input", "output")
+
+
+class TrajectoryFormatError(ValueError):
+    """A trajectory record or file is malformed; the message names the file and line."""
+
+
+@dataclass
+class Turn:
+    """One agent message and what led to it.
+
+    Attributes:
+        messages: The chat before the action, OpenAI format (``role``/``content``), as the
+            agent saw it — without any system prompt the agent added itself.
+        action: The agent's message as sent (raw model output).
+        prompt: The exact formatted prompt the agent generated from, when it reported one
+            (the official ``input`` field); ``None`` when unknown.
+        reward: The environment's reward for this step (the final score on the last turn).
+        done: Whether this turn ended the episode.
+        extra: Keys of an official assistant message beyond ``role``, ``content``,
+            ``input`` and ``output``, kept so that official files round-trip unchanged.
+
+    """
+
+    messages: list[dict[str, str]]
+    action: str
+    prompt: str | None = None
+    reward: float = 0.0
+    done: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-serialisable dict."""
+        data: dict[str, Any] = {
+            "messages": [dict(m) for m in self.messages],
+            "action": self.action,
+            "prompt": self.prompt,
+            "reward": self.reward,
+            "done": self.done,
+        }
+        if self.extra:
+            data["extra"] = dict(self.extra)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Turn:
+        """Build a turn from :meth:`to_dict` output."""
+        return cls(
+            messages=_messages(data["messages"], "turn messages"),
+            action=_text(data["action"], "turn action"),
+            prompt=None if data.get("prompt") is None else str(data["prompt"]),
+            reward=float(data.get("reward", 0.0)),
+            done=bool(data.get("done", False)),
+            extra=dict(data.get("extra") or {}),
+        )
+
+
+@dataclass
+class Trajectory:
+    """One episode.
+
+    Attributes:
+        task_id: The task's identifier (for official records: the id our task loader
+            derives from the record, so the same task gets the same id everywhere).
+        turns: One :class:`Turn` per agent message, in order.
+        messages: The whole chat of the episode, OpenAI format. An agent message's
+            ``content`` is what the dialogue shows; its turn's ``action`` is the raw
+            output (the two differ only in official files that logged them apart).
+        reward: The final score (fraction of hidden tests passed, or similarity).
+        success: Whether the episode fully succeeded.
+        answer: The final answer as scored.
+        reference: Training-time information (ground truth, tests, hidden facts) for
+            critics — never for the acting policy.
+        task: The official task record this episode came from, kept as read; empty for
+            episodes we collected (the export then writes the task id and the official
+            fields of ``reference``).
+        metadata: Anything else: episode index, sampling seed, tests passed, keys of an
+            official record we do not model, ...
+
+    """
+
+    task_id: str
+    turns: list[Turn]
+    messages: list[dict[str, str]]
+    reward: float
+    success: bool
+    answer: str
+    reference: dict[str, Any] = field(default_factory=dict)
+    task: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not math.isfinite(self.reward):
+            raise TrajectoryFormatError(f"trajectory {self.task_id}: reward {self.reward}")
+        agent_messages = sum(1 for m in self.messages if m.get("role") == "assistant")
+        if agent_messages != len(self.turns):
+            raise TrajectoryFormatError(
+                f"trajectory {self.task_id}: {len(self.turns)} turns but "
+                f"{agent_messages} assistant messages in the chat"
+            )
+
+    @property
+    def num_turns(self) -> int:
+        """Number of agent messages."""
+        return len(self.turns)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-serialisable dict in our own format."""
+        return {
+            "format": TRAJECTORY_FORMAT,
+            "task_id": self.task_id,
+            "turns": [turn.to_dict() for turn in self.turns],
+            "messages": [dict(m) for m in self.messages],
+            "reward": self.reward,
+            "success": self.success,
+            "answer": self.answer,
+            "reference": self.reference,
+            "task": self.task,
+            "metadata": self.metadata,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Trajectory:
+        """Build a trajectory from :meth:`to_dict` output.
+
+        Raises:
+            TrajectoryFormatError: If the record is not in our format.
+
+        """
+        if data.get("format") != TRAJECTORY_FORMAT:
+            hint = (
+                " (this looks like an official sweet_rl record: use from_official_jsonl)"
+                if "dialogue_history" in data
+                else ""
+            )
+            raise TrajectoryFormatError(
+                f"not a {TRAJECTORY_FORMAT} record: format={data.get('format')!r}{hint}"
+            )
+        try:
+            return cls(
+                task_id=str(data["task_id"]),
+                turns=[Turn.from_dict(t) for t in data["turns"]],
+                messages=_messages(data["messages"], "messages"),
+                reward=float(data["reward"]),
+                success=bool(data["success"]),
+                answer=_text(data["answer"], "answer"),
+                reference=dict(data.get("reference") or {}),
+                task=dict(data.get("task") or {}),
+                metadata=dict(data.get("metadata") or {}),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            if isinstance(exc, TrajectoryFormatError):
+                raise
+            raise TrajectoryFormatError(f"bad trajectory record: {exc!r}") from exc
+
+    def to_official(self) -> dict[str, Any]:
+        """Return the official sweet_rl record: task, dialogue_history, answer, reward."""
+        turns = iter(self.turns)
+        extras = self.metadata.get("official_message_extras", {})
+        dialogue = []
+        for index, message in enumerate(self.messages):
+            entry: dict[str, Any] = {"role": message["role"], "content": message["content"]}
+            if message["role"] == "assistant":
+                turn = next(turns)
+                if turn.prompt is not None:
+                    entry["input"] = turn.prompt
+                entry["output"] = turn.action
+                entry.update(turn.extra)
+            entry.update(extras.get(str(index), {}))
+            dialogue.append(entry)
+        # The official record's fields, plus our task id so the same task keeps its id.
+        task = self.task or {
+            "task_id": self.task_id,
+            **{
+                key: self.reference[key]
+                for key in ("problem_description", "ground_truth", "test_cases")
+                if key in self.reference
+            },
+        }
+        record = {
+            "task": task,
+            "dialogue_history": dialogue,
+            "answer": self.answer,
+            "reward": self.reward,
+        }
+        record.update(self.metadata.get("official_extra_keys", {}))
+        return record
+
+    @classmethod
+    def from_official(cls, record: Mapping[str, Any], where: str = "record") -> Trajectory:
+        """Build a trajectory from one official sweet_rl record.
+
+        Turns get reward 0 but the last, which gets the record's reward. The task id is
+        the one :func:`sweetrl_gym.tasks.load_backend_tasks` gives the same task record.
+
+        Args:
+            record: ``{"task", "dialogue_history", "answer", "reward"}``.
+            where: Location for error messages (``"file.jsonl:12"``).
+
+        Raises:
+            TrajectoryFormatError: If a field is missing or has the wrong type.
+
+        """
+        from sweetrl_gym.tasks.loaders import TaskFormatError, task_from_record
+
+        if not isinstance(record, Mapping):
+            raise TrajectoryFormatError(f"{where}: expected a JSON object")
+        missing = [key for key in _OFFICIAL_KEYS if key not in record]
+        if missing:
+            raise TrajectoryFormatError(f"{where}: missing official fields {missing}")
+        task = record["task"]
+        if not isinstance(task, Mapping):
+            raise TrajectoryFormatError(f"{where}: 'task' must be an object")
+        try:
+            parsed = task_from_record(task, where=where)
+            reference, task_id = parsed.reference(), parsed.task_id
+        except TaskFormatError:
+            # Not a backend record (frontend, or unknown): keep what the record says.
+            reference = dict(task)
+            digest = hashlib.sha256(json.dumps(task, sort_keys=True).encode()).hexdigest()
+            task_id = str(task.get("task_id", f"task-{digest[:12]}"))
+        dialogue = record["dialogue_history"]
+        if not isinstance(dialogue, list):
+            raise TrajectoryFormatError(f"{where}: 'dialogue_history' must be a list")
+        messages: list[dict[str, str]] = []
+        turns: list[Turn] = []
+        extras: dict[str, dict[str, Any]] = {}
+        for index, entry in enumerate(dialogue):
+            at = f"{where}: dialogue_history[{index}]"
+            if not isinstance(entry, Mapping) or not isinstance(entry.get("role"), str):
+                raise TrajectoryFormatError(f"{at}: expected an object with a 'role'")
+            content = _text(entry.get("content"), f"{at}.content")
+            if entry["role"] == "assistant":
+                action = _text(entry.get("output", content), f"{at}.output")
+                extra = {k: v for k, v in entry.items() if k not in _ASSISTANT_KEYS}
+                prompt = entry.get("input")
+                turns.append(
+                    Turn(
+                        messages=[dict(m) for m in messages],
+                        action=action,
+                        prompt=None if prompt is None else str(prompt),
+                        extra=extra,
+                    )
+                )
+            else:
+                unknown = {k: v for k, v in entry.items() if k not in _MESSAGE_KEYS}
+                if unknown:
+                    extras[str(index)] = unknown
+            messages.append({"role": entry["role"], "content": content})
+        reward = _number(record["reward"], f"{where}: reward")
+        if turns:
+            turns[-1].reward = reward
+            turns[-1].done = True
+        metadata: dict[str, Any] = {}
+        if extras:
+            metadata["official_message_extras"] = extras
+        unknown_keys = {k: v for k, v in record.items() if k not in _OFFICIAL_KEYS}
+        if unknown_keys:
+            metadata["official_extra_keys"] = unknown_keys
+        return cls(
+            task_id=task_id,
+            turns=turns,
+            messages=messages,
+            reward=reward,
+            success=reward >= 1.0,
+            answer=_text(record["answer"], f"{where}: answer"),
+            reference=reference,
+            task=dict(task),
+            metadata=metadata,
+        )
+
+
+class TrajectoryBuffer(Sequence[Trajectory]):
+    """A list of trajectories with filtering, grouping and JSONL files.
+
+    Behaves like a list (indexing, slicing, ``len``, iteration, ``append``,
+    ``extend``, ``+``).
+
+    Example:
+        >>> buffer = TrajectoryBuffer.load("runs/train.jsonl")
+        >>> good = buffer.filter(lambda t: t.success)
+        >>> by_task = buffer.group_by_task()
+
+    """
+
+    def __init__(self, trajectories: Iterable[Trajectory] = ()):
+        self._items: list[Trajectory] = []
+        self.extend(trajectories)
+
+    @overload
+    def __getitem__(self, index: int) -> Trajectory: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> TrajectoryBuffer: ...
+
+    def __getitem__(self, index: int | slice) -> Trajectory | TrajectoryBuffer:
+        """Return one trajectory, or a buffer for a slice."""
+        if isinstance(index, slice):
+            return TrajectoryBuffer(self._items[index])
+        return self._items[index]
+
+    def __len__(self) -> int:
+        """Return the number of trajectories."""
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[Trajectory]:
+        """Iterate over the trajectories in order."""
+        return iter(self._items)
+
+    def __add__(self, other: Iterable[Trajectory]) -> TrajectoryBuffer:
+        """Concatenate two buffers (or a buffer and a list) into a new buffer."""
+        return TrajectoryBuffer([*self._items, *other])
+
+    def __eq__(self, other: object) -> bool:
+        """Buffers are equal when they hold equal trajectories in the same order."""
+        if isinstance(other, TrajectoryBuffer):
+            return self._items == other._items
+        return NotImplemented
+
+    __hash__ = None  # mutable
+
+    def __repr__(self) -> str:
+        """Summarise the buffer."""
+        return f"TrajectoryBuffer({len(self)} trajectories, {self.num_turns} turns)"
+
+    def append(self, trajectory: Trajectory) -> None:
+        """Add one trajectory.
+
+        Raises:
+            TypeError: If ``trajectory`` is not a :class:`Trajectory`.
+
+        """
+        if not isinstance(trajectory, Trajectory):
+            raise TypeError(f"expected a Trajectory, got {type(trajectory).__name__}")
+        self._items.append(trajectory)
+
+    def extend(self, trajectories: Iterable[Trajectory]) -> None:
+        """Add trajectories in order."""
+        for trajectory in trajectories:
+            self.append(trajectory)
+
+    @property
+    def num_turns(self) -> int:
+        """Agent turns over all trajectories."""
+        return sum(t.num_turns for t in self._items)
+
+    def filter(self, keep: Callable[[Trajectory], bool]) -> TrajectoryBuffer:
+        """Return a new buffer with the trajectories for which ``keep`` is true."""
+        return TrajectoryBuffer(t for t in self._items if keep(t))
+
+    def group_by_task(self) -> dict[str, TrajectoryBuffer]:
+        """Return the trajectories of each task, tasks in order of first appearance."""
+        groups: dict[str, TrajectoryBuffer] = {}
+        for trajectory in self._items:
+            groups.setdefault(trajectory.task_id, TrajectoryBuffer()).append(trajectory)
+        return groups
+
+    def turns(self) -> Iterator[tuple[Trajectory, Turn]]:
+        """Iterate over every (trajectory, turn) pair."""
+        for trajectory in self._items:
+            for turn in trajectory.turns:
+                yield trajectory, turn
+
+    # -- our own JSONL -------------------------------------------------------------
+
+    def save(self, path: str | Path) -> Path:
+        """Write the buffer as JSONL in our format (``.gz`` suffix: gzip-compressed).
+
+        The file is written next to its destination and moved into place, so a crash
+        never leaves a half-written file.
+
+        Returns:
+            The path written.
+
+        """
+        return _write_jsonl(path, (t.to_dict() for t in self._items))
+
+    @classmethod
+    def load(cls, path: str | Path) -> TrajectoryBuffer:
+        """Read a buffer saved by :meth:`save` or appended by :func:`agents.collect`.
+
+        Args:
+            path: A ``.jsonl`` or ``.jsonl.gz`` file.
+
+        Raises:
+            TrajectoryFormatError: Naming the file and line of a bad record.
+
+        """
+        return cls(_parse(path, Trajectory.from_dict))
+
+    # -- official sweet_rl JSONL --------------------------------------------------
+
+    @classmethod
+    def from_official_jsonl(cls, path: str | Path) -> TrajectoryBuffer:
+        """Read the official sweet_rl trajectory file (e.g. the published offline data).
+
+        Best-of-k files keep their row order (repeat ``j`` of task ``i`` at row
+        ``num_tasks * j + i``); :meth:`group_by_task` collects the repeats.
+
+        Raises:
+            TrajectoryFormatError: Naming the file and line of a bad record.
+
+        """
+        return cls(_parse(path, Trajectory.from_official, pass_where=True))
+
+    def to_official_jsonl(self, path: str | Path) -> Path:
+        """Write the buffer in the official sweet_rl trajectory format.
+
+        Returns:
+            The path written.
+
+        """
+        return _write_jsonl(path, (t.to_official() for t in self._items))
+
+
+def append_jsonl(file: IO[str], trajectory: Trajectory) -> None:
+    """Append one trajectory to an open text file in our format and flush it.
+
+    Used by rollouts so that every finished episode is on disk at once.
+    """
+    file.write(json.dumps(trajectory.to_dict(), ensure_ascii=False) + "\n")
+    file.flush()
+
+
+def _open_text(path: Path, mode: str, *, compressed: bool | None = None) -> IO[str]:
+    if path.suffix == ".gz" if compressed is None else compressed:
+        return gzip.open(path, mode + "t", encoding="utf-8")
+    return open(path, mode, encoding="utf-8")
+
+
+def _write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    with _open_text(partial, "w", compressed=path.suffix == ".gz") as file:
+        for record in records:
+            file.write(json.dumps(record, ensure_ascii=False) + "\n")
+    partial.replace(path)
+    return path
+
+
+def _parse(
+    path: str | Path,
+    build: Callable[..., Trajectory],
+    *,
+    pass_where: bool = False,
+) -> list[Trajectory]:
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no trajectory file at {path}")
+    with _open_text(path, "r") as file:
+        lines = file.read().splitlines()
+    out = []
+    for number, line in enumerate(lines, start=1):
+        where = f"{path}:{number}"
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise TrajectoryFormatError(f"{where}: not valid JSON ({exc.msg})") from exc
+        try:
+            out.append(build(record, where) if pass_where else build(record))
+        except TrajectoryFormatError as exc:
+            message = str(exc)
+            raise TrajectoryFormatError(
+                message if message.startswith(str(path)) else f"{where}: {message}"
+            ) from exc
+    return out
+
+
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise TrajectoryFormatError(f"{what} must be a string, got {type(value).__name__}")
+    return value
+
+
+def _number(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise TrajectoryFormatError(f"{what} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def _messages(value: Any, what: str) -> list[dict[str, str]]:
+    if not isinstance(value, list):
+        raise TrajectoryFormatError(f"{what} must be a list of messages")
+    out = []
+    for index, message in enumerate(value):
+        if not isinstance(message, Mapping):
+            raise TrajectoryFormatError(f"{what}[{index}] must be an object")
+        out.append(
+            {
+                "role": _text(message.get("role"), f"{what}[{index}].role"),
+                "content": _text(message.get("content"), f"{what}[{index}].content"),
+            }
+        )
+    return out

@@ -1,0 +1,63 @@
+import numpy as np
+import pytest
+
+import sweetrl_gym  # noqa: F401
+from agents import ImmediateAnswerAgent, OracleAgent, bootstrap_ci, evaluate, summarize
+from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn
+
+
+def fake(task_id, reward, turns=1):
+    messages, turn_list = [{"role": "user", "content": "q"}], []
+    for _ in range(turns):
+        turn_list.append(Turn([dict(m) for m in messages], "a"))
+        messages += [{"role": "assistant", "content": "a"}]
+    turn_list[-1].reward, turn_list[-1].done = reward, True
+    return Trajectory(task_id, turn_list, messages, reward, reward == 1.0, "a")
+
+
+def test_oracle_and_floor_on_the_test_split():
+    oracle = evaluate(OracleAgent(), split="test", num_tasks=20, num_envs=4, progress=False)
+    floor = evaluate(ImmediateAnswerAgent(), split="test", num_tasks=20, progress=False)
+    assert oracle["success_rate"] == oracle["tests_passed"] == 1.0
+    assert oracle["success_rate_ci_low"] == oracle["success_rate_ci_high"] == 1.0
+    assert floor["success_rate"] == 0.0 and floor["avg_turns"] == 1.0
+    assert oracle["avg_turns"] > 2 and oracle["num_tasks"] == 20 == oracle["num_episodes"]
+    assert oracle["avg_turns_ci_low"] <= oracle["avg_turns"] <= oracle["avg_turns_ci_high"]
+
+
+def test_evaluate_keeps_episodes_and_checks_num_tasks(small_tasks, tmp_path):
+    kwargs = {"env_kwargs": {"tasks": small_tasks}, "progress": False}
+    out = tmp_path / "eval.jsonl"
+    metrics = evaluate(OracleAgent(), num_tasks=3, samples_per_task=2, out=out, **kwargs)
+    assert metrics["num_tasks"] == 3 and metrics["num_episodes"] == 6
+    assert len(out.read_text().splitlines()) == 6
+    with pytest.raises(ValueError, match=r"1\.\.12"):
+        evaluate(OracleAgent(), num_tasks=13, **kwargs)
+
+
+def test_summarize_averages_repeats_within_a_task_first():
+    buffer = TrajectoryBuffer(
+        [fake("a", 1.0), fake("a", 0.0), fake("a", 0.0), fake("a", 0.0), fake("b", 1.0, 3)]
+    )
+    metrics = summarize(buffer)
+    assert metrics["success_rate"] == pytest.approx((0.25 + 1.0) / 2)
+    assert metrics["tests_passed"] == pytest.approx((0.25 + 1.0) / 2)
+    assert metrics["avg_turns"] == pytest.approx((1 + 3) / 2)
+    assert metrics["num_tasks"] == 2 and metrics["num_episodes"] == 5
+    with pytest.raises(ValueError, match="empty"):
+        summarize(TrajectoryBuffer())
+
+
+def test_bootstrap_interval_covers_the_mean_and_shrinks_with_data():
+    rng = np.random.default_rng(1)
+    small = rng.random(20) < 0.4
+    large = rng.random(2000) < 0.4
+    low_s, high_s = bootstrap_ci(small)
+    low_l, high_l = bootstrap_ci(large)
+    assert low_s <= small.mean() <= high_s and low_l <= large.mean() <= high_l
+    assert (high_l - low_l) < (high_s - low_s) / 5
+    # the normal-approximation width for p=0.4, n=2000 is about 2 * 1.96 * 0.011 = 0.043
+    assert high_l - low_l == pytest.approx(0.043, abs=0.006)
+    assert bootstrap_ci([0.5, 0.5, 0.5]) == (0.5, 0.5)
+    with pytest.raises(ValueError, match="confidence"):
+        bootstrap_ci([1.0], confidence=1.0)

@@ -1,0 +1,166 @@
+import gzip
+import json
+
+import pytest
+
+import sweetrl_gym  # noqa: F401
+from agents import OracleAgent, RandomAgent, collect
+from sweetrl_gym.tasks import load_backend_tasks
+from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, TrajectoryFormatError, Turn
+
+
+class PromptingOracle(OracleAgent):
+    """The oracle, reporting a made-up formatted prompt the way model agents do."""
+
+    def act(self, batch, references):
+        self.last_prompts = [f"<prompt {len(m)}>{m[-1]['content']}" for m in batch]
+        return super().act(batch, references)
+
+
+@pytest.fixture(scope="module")
+def collected(small_tasks):
+    import gymnasium as gym
+
+    envs = [gym.make("ColBench-Backend-v0", tasks=small_tasks) for _ in range(3)]
+    good = collect(envs, PromptingOracle(), 6, progress=False)
+    bad = collect(envs, RandomAgent(seed=1), 4, seed=1, progress=False)
+    return good + bad
+
+
+def test_collected_turns_are_structured(collected):
+    trajectory = collected[0]
+    assert trajectory.success and trajectory.reward == 1.0
+    assert trajectory.turns[-1].done and not any(t.done for t in trajectory.turns[:-1])
+    assert [t.reward for t in trajectory.turns[:-1]] == [0.0] * (trajectory.num_turns - 1)
+    for turn in trajectory.turns:
+        # each turn's messages are the chat before the action; the action follows them
+        assert trajectory.messages[: len(turn.messages)] == turn.messages
+        assert trajectory.messages[len(turn.messages)] == {
+            "role": "assistant",
+            "content": turn.action,
+        }
+        assert turn.prompt.startswith(f"<prompt {len(turn.messages)}>")
+    assert trajectory.answer.strip() == trajectory.reference["ground_truth"].strip()
+
+
+def test_save_load_round_trip(collected, tmp_path):
+    for name in ("buffer.jsonl", "buffer.jsonl.gz"):
+        path = collected.save(tmp_path / name)
+        assert TrajectoryBuffer.load(path) == collected
+    with gzip.open(tmp_path / "buffer.jsonl.gz", "rt") as file:
+        assert json.loads(file.readline())["format"] == "sweetrl-gym/trajectory/v1"
+
+
+def test_official_export_round_trip(collected, tmp_path):
+    path = collected.to_official_jsonl(tmp_path / "official.jsonl")
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(records) == len(collected)
+    for record, trajectory in zip(records, collected):
+        assert set(record) == {"task", "dialogue_history", "answer", "reward"}
+        assert record["task"]["ground_truth"] == trajectory.reference["ground_truth"]
+        agent = [m for m in record["dialogue_history"] if m["role"] == "assistant"]
+        assert [m["output"] for m in agent] == [t.action for t in trajectory.turns]
+        assert [m.get("input") for m in agent] == [t.prompt for t in trajectory.turns]
+    back = TrajectoryBuffer.from_official_jsonl(path)
+    for original, read in zip(collected, back):
+        assert read.task_id == original.task_id
+        assert read.turns == original.turns
+        assert read.messages == original.messages
+        assert (read.reward, read.success, read.answer) == (
+            original.reward,
+            original.success,
+            original.answer,
+        )
+    again = back.to_official_jsonl(tmp_path / "again.jsonl")
+    assert again.read_text() == path.read_text()
+
+
+def official_record(task, *, rows=None):
+    return rows or {
+        "task": task,
+        "dialogue_history": [
+            {"role": "user", "content": task["problem_description"]},
+            {
+                "role": "assistant",
+                "content": "What is the name?",
+                "input": "<|user|>...",
+                "output": "What is the name?",
+            },
+            {"role": "user", "content": "It is f.", "note": "kept"},
+            {
+                "role": "assistant",
+                "content": "def f(): pass",  # logged apart from the raw output
+                "input": "<|user|>... It is f.",
+                "output": "I WANT TO ANSWER: def f(): pass",
+                "logprob": -3.5,
+            },
+        ],
+        "answer": "def f(): pass",
+        "reward": 0.3,
+        "extra_top_level": [1, 2],
+    }
+
+
+def test_official_import_is_lossless_and_ids_match_the_task_loader(tmp_path):
+    tasks = [
+        {
+            "problem_description": f"Write f number {i}",
+            "ground_truth": f"def f():\n    return {i}",
+            "test_cases": {"test1": "f()"},
+        }
+        for i in range(3)
+    ]
+    # best-of-2 layout: repeat j of task i at row num_tasks * j + i
+    records = [official_record(tasks[i]) for _ in range(2) for i in range(3)]
+    path = tmp_path / "official.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    buffer = TrajectoryBuffer.from_official_jsonl(path)
+    ids = [t.task_id for t in load_backend_tasks(tasks, split="train")]
+    assert [t.task_id for t in buffer] == ids * 2
+    assert list(buffer.group_by_task()) == ids
+    assert all(len(group) == 2 for group in buffer.group_by_task().values())
+    first = buffer[0]
+    assert [t.prompt for t in first.turns] == ["<|user|>...", "<|user|>... It is f."]
+    assert first.turns[1].action == "I WANT TO ANSWER: def f(): pass"
+    assert first.turns[1].messages[-1] == {"role": "user", "content": "It is f."}
+    assert (first.turns[1].reward, first.turns[0].reward, first.success) == (0.3, 0.0, False)
+    assert first.reference["ground_truth"] == tasks[0]["ground_truth"]
+    out = buffer.to_official_jsonl(tmp_path / "out.jsonl")
+    assert [json.loads(line) for line in out.read_text().splitlines()] == records
+
+
+def test_buffer_is_list_like(collected):
+    assert len(collected) == 10 and isinstance(collected[2:4], TrajectoryBuffer)
+    assert len(collected[2:4]) == 2 and collected[2:4][0] is collected[2]
+    assert len(collected + collected[:3]) == 13
+    assert collected.num_turns == sum(len(t.turns) for t in collected)
+    assert sum(1 for _ in collected.turns()) == collected.num_turns
+    winners = collected.filter(lambda t: t.success)
+    assert len(winners) == 6 and all(t.success for t in winners)
+    with pytest.raises(TypeError, match="Trajectory"):
+        collected.append({"task_id": "x"})
+
+
+def test_inconsistent_trajectory_is_rejected():
+    with pytest.raises(TrajectoryFormatError, match="1 turns but 0 assistant"):
+        Trajectory("t", [Turn([], "hi")], [{"role": "user", "content": "x"}], 0.0, False, "")
+
+
+def test_bad_files_name_file_and_line(tmp_path, collected):
+    path = tmp_path / "bad.jsonl"
+    good = json.dumps(collected[0].to_dict())
+    path.write_text(good + "\n{not json\n")
+    with pytest.raises(TrajectoryFormatError, match=r"bad.jsonl:2: not valid JSON"):
+        TrajectoryBuffer.load(path)
+    path.write_text(json.dumps({"task": {}, "dialogue_history": []}) + "\n")
+    with pytest.raises(TrajectoryFormatError, match="from_official_jsonl"):
+        TrajectoryBuffer.load(path)
+    with pytest.raises(TrajectoryFormatError, match=r"bad.jsonl:1: missing official fields"):
+        TrajectoryBuffer.from_official_jsonl(path)
+    record = official_record({"problem_description": "p", "ground_truth": "g", "test_cases": {}})
+    record["reward"] = "high"
+    path.write_text(json.dumps(record) + "\n")
+    with pytest.raises(TrajectoryFormatError, match="reward must be a finite number"):
+        TrajectoryBuffer.from_official_jsonl(path)
+    with pytest.raises(FileNotFoundError):
+        TrajectoryBuffer.load(tmp_path / "missing.jsonl")
