@@ -2,6 +2,7 @@
 
 from agents.base import Agent, Message, PrivilegedAgent
 from agents.evaluation import bootstrap_ci, evaluate, summarize
+from agents.openai_agent import OpenAIAgent
 from agents.prompts import BACKEND_AGENT_PROMPT
 from agents.rollout import Episode, collect, plan_episodes
 from agents.scripted import HumanAgent, ImmediateAnswerAgent, OracleAgent, RandomAgent
@@ -13,6 +14,7 @@ __all__ = [
     "HumanAgent",
     "ImmediateAnswerAgent",
     "Message",
+    "OpenAIAgent",
     "OracleAgent",
     "PrivilegedAgent",
     "RandomAgent",

@@ -16,9 +16,16 @@ from gymnasium.envs.registration import register, registry
 from sweetrl_gym.actions import ANSWER_MARKER, OUTPUT_MARKER, parse_action, strip_code_fences
 from sweetrl_gym.envs import ColBenchBackendEnv, format_dialogue
 from sweetrl_gym.sandbox import Sandbox, TestReport, run_tests
-from sweetrl_gym.simulators import RuleBasedSimulator, Simulator, SimulatorError
+from sweetrl_gym.simulators import (
+    CachedSimulator,
+    OpenAISimulator,
+    RuleBasedSimulator,
+    Simulator,
+    SimulatorError,
+)
 from sweetrl_gym.spaces import Utterance
 from sweetrl_gym.tasks import BackendTask, HiddenFact, load_backend_tasks
+from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn
 
 __version__ = "0.1.0"
 
@@ -26,13 +33,18 @@ __all__ = [
     "ANSWER_MARKER",
     "OUTPUT_MARKER",
     "BackendTask",
+    "CachedSimulator",
     "ColBenchBackendEnv",
     "HiddenFact",
+    "OpenAISimulator",
     "RuleBasedSimulator",
     "Sandbox",
     "Simulator",
     "SimulatorError",
     "TestReport",
+    "Trajectory",
+    "TrajectoryBuffer",
+    "Turn",
     "Utterance",
     "__version__",
     "format_dialogue",

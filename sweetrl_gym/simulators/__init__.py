@@ -1,14 +1,17 @@
-"""Simulated humans: the protocol and the offline rule-based default."""
+"""Simulated humans: the protocol, the offline rule-based default, LLM-backed ones, a cache."""
 
 from sweetrl_gym.simulators.base import Simulator, SimulatorError
 from sweetrl_gym.simulators.cache import CachedSimulator
 from sweetrl_gym.simulators.derive import facts_from_reference
 from sweetrl_gym.simulators.matching import TOPICS
+from sweetrl_gym.simulators.openai_simulator import NO_RESPONSE, OpenAISimulator
 from sweetrl_gym.simulators.rule_based import RuleBasedSimulator
 
 __all__ = [
+    "NO_RESPONSE",
     "TOPICS",
     "CachedSimulator",
+    "OpenAISimulator",
     "RuleBasedSimulator",
     "Simulator",
     "SimulatorError",

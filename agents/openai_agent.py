@@ -1,0 +1,152 @@
+"""An agent backed by any OpenAI-compatible chat endpoint (vLLM, llama.cpp, hosted APIs)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+from collections.abc import Sequence
+
+from agents.base import Message
+from agents.prompts import BACKEND_AGENT_PROMPT
+from sweetrl_gym.chat_api import ChatAPIError, ChatClient, validate_messages
+
+__all__ = ["OpenAIAgent"]
+
+
+class OpenAIAgent:
+    """Replies with a model served behind ``POST {base_url}/chat/completions``.
+
+    The conversations of a batch are sent concurrently (at most ``max_concurrency``
+    requests at a time), so a batch of environments costs about one round trip.
+    Defaults follow the official agent: the ColBench system prompt, temperature 1.0 and
+    at most 1,024 new tokens.
+
+    Args:
+        base_url: The API root, e.g. ``http://localhost:8000/v1``.
+        model: The model name the server expects.
+        api_key: Bearer token (default: the ``OPENAI_API_KEY`` environment variable).
+        system_prompt: Put before each conversation; ``None`` sends the chat as is.
+        temperature: Sampling temperature.
+        top_p: Nucleus sampling mass.
+        max_tokens: Most tokens per reply.
+        timeout_s: Seconds to wait on each network operation.
+        max_retries: Retries per request (see :class:`~sweetrl_gym.chat_api.ChatClient`).
+        max_concurrency: Most requests in flight at once.
+        backoff_s: Wait before the first retry (doubles each retry).
+        max_backoff_s: Longest wait between retries.
+
+    Raises:
+        ValueError: If an argument is out of range.
+
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        system_prompt: str | None = BACKEND_AGENT_PROMPT,
+        temperature: float = 1.0,
+        top_p: float = 1.0,
+        max_tokens: int = 1024,
+        timeout_s: float = 60.0,
+        max_retries: int = 5,
+        max_concurrency: int = 16,
+        backoff_s: float = 1.0,
+        max_backoff_s: float = 30.0,
+    ):
+        if system_prompt is not None and not isinstance(system_prompt, str):
+            raise ValueError(
+                f"system_prompt must be a string or None, got {type(system_prompt).__name__}"
+            )
+        if (
+            isinstance(max_concurrency, bool)
+            or not isinstance(max_concurrency, int)
+            or max_concurrency < 1
+        ):
+            raise ValueError(f"max_concurrency must be an int >= 1, got {max_concurrency!r}")
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+            raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
+        for label, value in (("temperature", temperature), ("top_p", top_p)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise ValueError(f"{label} must be a number >= 0, got {value!r}")
+        self.client = ChatClient(
+            base_url,
+            model,
+            api_key=api_key,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            backoff_s=backoff_s,
+            max_backoff_s=max_backoff_s,
+        )
+        self.name = f"openai:{model}"
+        self.system_prompt = system_prompt
+        self.temperature = temperature
+        self.top_p = top_p
+        self.max_tokens = max_tokens
+        self.max_concurrency = max_concurrency
+
+    def __repr__(self) -> str:
+        return f"OpenAIAgent({self.client.base_url!r}, {self.client.model!r})"
+
+    def act(self, batch: Sequence[Sequence[Message]]) -> list[str]:
+        """Return the model's reply to each conversation, in order.
+
+        Args:
+            batch: One OpenAI-format message list per environment.
+
+        Raises:
+            ChatAPIError: If a request failed; the message says which conversation.
+            TypeError, ValueError: If a conversation is not a valid message list
+                (checked before anything is sent).
+
+        """
+        if isinstance(batch, (str, bytes)) or not isinstance(batch, Sequence):
+            raise TypeError(f"batch must be a list of conversations, got {type(batch).__name__}")
+        chats = []
+        for i, conversation in enumerate(batch):
+            try:
+                chat = validate_messages(conversation)
+            except (TypeError, ValueError) as err:
+                raise type(err)(f"conversation {i} of the batch: {err}") from err
+            if self.system_prompt is not None:
+                chat.insert(0, {"role": "system", "content": self.system_prompt})
+            chats.append(chat)
+        if not chats:
+            return []
+        # After a failure the requests not yet sent are skipped: the batch fails anyway.
+        abort = threading.Event()
+        workers = min(self.max_concurrency, len(chats))
+        with concurrent.futures.ThreadPoolExecutor(workers, "openai-agent") as pool:
+            futures = [pool.submit(self._complete, chat, abort) for chat in chats]
+        errors = [(i, f.exception()) for i, f in enumerate(futures) if f.exception() is not None]
+        errors = [(i, err) for i, err in errors if not isinstance(err, _Skipped)]
+        if not errors:
+            return [future.result() for future in futures]
+        i, err = errors[0]
+        if not isinstance(err, ChatAPIError):
+            raise err
+        raise ChatAPIError(
+            f"{self.name}: conversation {i} of the batch ({len(chats)}) failed: {err}",
+            url=err.url,
+            model=err.model,
+            status=err.status,
+            body_excerpt=err.body_excerpt,
+            attempts=err.attempts,
+        ) from err
+
+    def _complete(self, chat: list[dict[str, str]], abort: threading.Event) -> str:
+        if abort.is_set():
+            raise _Skipped
+        try:
+            return self.client.complete(
+                chat, temperature=self.temperature, top_p=self.top_p, max_tokens=self.max_tokens
+            )
+        except BaseException:
+            abort.set()
+            raise
+
+
+class _Skipped(Exception):
+    """A request not sent because another of the batch had failed."""

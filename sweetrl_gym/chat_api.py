@@ -1,0 +1,422 @@
+"""A small client for OpenAI-compatible chat endpoints (standard library only).
+
+Any server that speaks ``POST {base_url}/chat/completions`` works: vLLM, the llama.cpp
+server, Ollama, hosted APIs. The client retries what is worth retrying (connection
+errors, timeouts, HTTP 408/429/5xx, malformed replies) with exponential backoff and
+jitter, honours ``Retry-After``, and fails at once on other client errors (a wrong key or
+model name does not get better by asking again)::
+
+    client = ChatClient("http://localhost:8000/v1", "meta-llama/Llama-3.1-8B-Instruct")
+    text = client.complete([{"role": "user", "content": "Hi!"}], temperature=0.0)
+"""
+
+from __future__ import annotations
+
+import email.utils
+import http.client
+import ipaddress
+import json
+import logging
+import math
+import os
+import random
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+__all__ = ["ChatAPIError", "ChatClient", "validate_messages"]
+
+logger = logging.getLogger(__name__)
+
+_RETRY_STATUSES = frozenset({408, 429})  # and every 5xx
+_MAX_RESPONSE_BYTES = 32 * 1024 * 1024  # a reply is text; anything larger is not a reply
+_EXCERPT_CHARS = 300
+_USER_AGENT = "sweetrl-gym-chat-client/1"
+
+
+class ChatAPIError(RuntimeError):
+    """A chat request failed: the server refused it, or every attempt failed.
+
+    Attributes:
+        url: The endpoint that was called.
+        model: The model asked for.
+        status: The last HTTP status received (``None`` when no response came back).
+        body_excerpt: The start of the last response body (or the error seen).
+        attempts: How many requests were made.
+
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        url: str = "",
+        model: str = "",
+        status: int | None = None,
+        body_excerpt: str = "",
+        attempts: int = 0,
+    ):
+        super().__init__(message)
+        self.url = url
+        self.model = model
+        self.status = status
+        self.body_excerpt = body_excerpt
+        self.attempts = attempts
+
+
+class _AttemptFailed(Exception):
+    """One attempt failed; ``retryable`` says whether another may succeed."""
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        retryable: bool,
+        status: int | None = None,
+        excerpt: str = "",
+        retry_after: float | None = None,
+        explained: bool = False,
+    ):
+        super().__init__(reason)
+        self.reason = reason
+        self.explained = explained  # the reason is the server's own error message
+        self.retryable = retryable
+        self.status = status
+        self.excerpt = excerpt
+        self.retry_after = retry_after
+
+
+def validate_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Check an OpenAI-format chat and return it as a list of plain dicts.
+
+    Args:
+        messages: A non-empty sequence of mappings, each with string ``role`` and
+            ``content``.
+
+    Raises:
+        TypeError: If ``messages`` or one of its messages has the wrong type.
+        ValueError: If the chat is empty or a message lacks its role or content.
+
+    """
+    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
+        raise TypeError(
+            f"messages must be a list of {{'role': ..., 'content': ...}} dicts, "
+            f"got {type(messages).__name__}"
+        )
+    if not messages:
+        raise ValueError("messages is empty: a chat needs at least one message")
+    chat = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, Mapping):
+            raise TypeError(f"messages[{i}] must be a dict, got {type(message).__name__}")
+        for key in ("role", "content"):
+            if not isinstance(message.get(key), str):
+                raise ValueError(
+                    f"messages[{i}] needs a string {key!r}, got {message.get(key)!r:.80}"
+                )
+        chat.append(dict(message))
+    return chat
+
+
+class ChatClient:
+    """Calls ``POST {base_url}/chat/completions`` and returns the reply text.
+
+    Thread-safe: each call opens its own connection and keeps no state between calls,
+    so one client may serve a thread pool.
+
+    Args:
+        base_url: The API root, e.g. ``http://localhost:8000/v1`` (vLLM) or
+            ``https://api.openai.com/v1``.
+        model: The model name the server expects.
+        api_key: Sent as ``Authorization: Bearer ...``; defaults to the
+            ``OPENAI_API_KEY`` environment variable. Without a key no header is sent
+            (local servers usually need none).
+        timeout_s: Seconds to wait on each network operation (connect, each read).
+        max_retries: Retries after the first attempt (0: try once).
+        backoff_s: Wait before the first retry; doubles each retry, with random jitter.
+        max_backoff_s: Longest wait between attempts (also caps ``Retry-After``).
+        sleep: The function that waits (tests pass a recorder).
+
+    Raises:
+        ValueError: If an argument is out of range.
+
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        timeout_s: float = 60.0,
+        max_retries: int = 5,
+        backoff_s: float = 1.0,
+        max_backoff_s: float = 30.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        self.base_url = _check_base_url(base_url)
+        if not isinstance(model, str) or not model.strip():
+            raise ValueError(f"model must be a non-empty string, got {model!r}")
+        _check_number("timeout_s", timeout_s, positive=True)
+        if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+            raise ValueError(f"max_retries must be an int >= 0, got {max_retries!r}")
+        _check_number("backoff_s", backoff_s)
+        _check_number("max_backoff_s", max_backoff_s)
+        if max_backoff_s < backoff_s:
+            raise ValueError(
+                f"max_backoff_s ({max_backoff_s}) must be at least backoff_s ({backoff_s})"
+            )
+        if api_key is None:
+            api_key = os.environ.get("OPENAI_API_KEY")
+        if api_key is not None and not isinstance(api_key, str):
+            raise ValueError(f"api_key must be a string, got {type(api_key).__name__}")
+        self.model = model
+        self.url = f"{self.base_url}/chat/completions"
+        self.timeout_s = float(timeout_s)
+        self.max_retries = max_retries
+        self.backoff_s = float(backoff_s)
+        self.max_backoff_s = float(max_backoff_s)
+        self._api_key = api_key or None
+        self._sleep = sleep
+        # A local server is reached directly even when http(s)_proxy is set.
+        host = urllib.parse.urlsplit(self.base_url).hostname or ""
+        handlers = [urllib.request.ProxyHandler({})] if _is_loopback(host) else []
+        self._opener = urllib.request.build_opener(*handlers)
+
+    def __repr__(self) -> str:
+        key = "set" if self._api_key else "none"
+        return f"ChatClient({self.base_url!r}, {self.model!r}, api_key={key})"
+
+    def complete(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        temperature: float = 1.0,
+        top_p: float | None = None,
+        max_tokens: int | None = None,
+        stop: str | Sequence[str] | None = None,
+        seed: int | None = None,
+    ) -> str:
+        """Send one chat and return ``choices[0].message.content``.
+
+        Args:
+            messages: The chat in OpenAI format.
+            temperature: Sampling temperature (0: greedy).
+            top_p: Nucleus sampling mass (``None``: the server's default).
+            max_tokens: Most tokens to generate (``None``: the server's default).
+            stop: Stop sequence(s).
+            seed: Sampling seed, for servers that honour it.
+
+        Returns:
+            The reply text.
+
+        Raises:
+            ChatAPIError: On a non-retryable HTTP error, or when every attempt failed.
+            TypeError, ValueError: If ``messages`` or a sampling argument is invalid.
+
+        """
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": validate_messages(messages),
+            "temperature": _check_number("temperature", temperature),
+        }
+        if top_p is not None:
+            body["top_p"] = _check_number("top_p", top_p)
+        if max_tokens is not None:
+            if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+                raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
+            body["max_tokens"] = max_tokens
+        if stop is not None:
+            body["stop"] = [stop] if isinstance(stop, str) else list(stop)
+        if seed is not None:
+            body["seed"] = int(seed)
+        try:
+            payload = json.dumps(body).encode("utf-8")
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"the chat cannot be sent as JSON: {err}") from err
+        return self._post_with_retries(payload)
+
+    def _post_with_retries(self, payload: bytes) -> str:
+        attempts = self.max_retries + 1
+        for attempt in range(1, attempts + 1):
+            try:
+                return self._post_once(payload)
+            except _AttemptFailed as failure:
+                if not failure.retryable or attempt == attempts:
+                    raise self._error(failure, attempt) from None
+                delay = self._delay(attempt, failure.retry_after)
+                logger.info(
+                    "chat request to %s failed (%s), retry %d/%d in %.2fs",
+                    self.url,
+                    failure.reason,
+                    attempt,
+                    self.max_retries,
+                    delay,
+                )
+                self._sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _post_once(self, payload: bytes) -> str:
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": _USER_AGENT,
+        }
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        request = urllib.request.Request(self.url, data=payload, headers=headers, method="POST")
+        try:
+            with self._opener.open(request, timeout=self.timeout_s) as response:
+                raw = response.read(_MAX_RESPONSE_BYTES + 1)
+                status = response.status
+        except urllib.error.HTTPError as err:
+            raise _http_failure(err) from None
+        except urllib.error.URLError as err:
+            raise _AttemptFailed(f"cannot connect: {err.reason}", retryable=True) from None
+        except TimeoutError:
+            raise _AttemptFailed(f"timed out after {self.timeout_s:g}s", retryable=True) from None
+        except (OSError, http.client.HTTPException) as err:
+            reason = f"connection failed: {type(err).__name__}: {err}".rstrip(": ")
+            raise _AttemptFailed(reason, retryable=True) from None
+        if len(raw) > _MAX_RESPONSE_BYTES:
+            raise _AttemptFailed(
+                f"response larger than {_MAX_RESPONSE_BYTES} bytes", retryable=True, status=status
+            )
+        return _reply_text(raw, status)
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(retry_after, self.max_backoff_s)
+        delay = min(self.backoff_s * 2 ** (attempt - 1), self.max_backoff_s)
+        return random.uniform(delay / 2, delay)  # jitter spreads out a thread pool's retries
+
+    def _error(self, failure: _AttemptFailed, attempts: int) -> ChatAPIError:
+        status = f"HTTP {failure.status}" if failure.status is not None else "no HTTP status"
+        message = (
+            f"chat request to {self.url} (model {self.model!r}) failed after {attempts} "
+            f"attempt{'s' if attempts != 1 else ''}: {status}: {failure.reason}"
+        )
+        if failure.excerpt and not failure.explained:
+            message += f" — response: {failure.excerpt}"
+        return ChatAPIError(
+            message,
+            url=self.url,
+            model=self.model,
+            status=failure.status,
+            body_excerpt=failure.excerpt or failure.reason,
+            attempts=attempts,
+        )
+
+
+def _http_failure(err: urllib.error.HTTPError) -> _AttemptFailed:
+    try:
+        raw = err.read(_MAX_RESPONSE_BYTES)
+    except (OSError, http.client.HTTPException):
+        raw = b""
+    finally:
+        err.close()
+    excerpt = _excerpt(raw)
+    server_message = _server_error_message(raw)
+    retryable = err.code in _RETRY_STATUSES or err.code >= 500
+    return _AttemptFailed(
+        server_message or str(err.reason or "no error message"),
+        explained=bool(server_message),
+        retryable=retryable,
+        status=err.code,
+        excerpt=excerpt,
+        retry_after=_parse_retry_after(err.headers.get("Retry-After")) if retryable else None,
+    )
+
+
+def _reply_text(raw: bytes, status: int) -> str:
+    excerpt = _excerpt(raw)
+
+    def malformed(what: str) -> _AttemptFailed:
+        return _AttemptFailed(
+            f"malformed response ({what})", retryable=True, status=status, excerpt=excerpt
+        )
+
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise malformed("not JSON") from None
+    if not isinstance(data, dict):
+        raise malformed(f"a JSON {type(data).__name__}, not an object")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise malformed("no 'choices'")
+    message = choices[0].get("message") if isinstance(choices[0], dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, str):
+        raise malformed(f"choices[0].message.content is {type(content).__name__}, not str")
+    return content
+
+
+def _server_error_message(raw: bytes) -> str:
+    """Return the message of an OpenAI-style error body (``{"error": {"message": ...}}``)."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return ""
+    error = data.get("error") if isinstance(data, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return _excerpt(error["message"].encode("utf-8"))
+    if isinstance(error, str):
+        return _excerpt(error.encode("utf-8"))
+    return ""
+
+
+def _excerpt(raw: bytes) -> str:
+    text = " ".join(raw[: _EXCERPT_CHARS * 4].decode("utf-8", errors="replace").split())
+    return text if len(text) <= _EXCERPT_CHARS else text[: _EXCERPT_CHARS - 1] + "…"
+
+
+def _parse_retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header (seconds or an HTTP date)."""
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        seconds = when.timestamp() - time.time()
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+def _check_base_url(base_url: str) -> str:
+    if not isinstance(base_url, str):
+        raise ValueError(f"base_url must be a string, got {type(base_url).__name__}")
+    parts = urllib.parse.urlsplit(base_url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(
+            f"base_url must start with http:// or https:// and name a host, got {base_url!r} "
+            "(e.g. 'http://localhost:8000/v1')"
+        )
+    if parts.query or parts.fragment:
+        raise ValueError(f"base_url must not have a query or fragment, got {base_url!r}")
+    if parts.path.rstrip("/").endswith("/chat/completions"):
+        raise ValueError(f"base_url is the API root, without /chat/completions, got {base_url!r}")
+    return base_url.strip().rstrip("/")
+
+
+def _check_number(name: str, value: Any, *, positive: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if value < 0 or (positive and value == 0):
+        raise ValueError(f"{name} must be {'> 0' if positive else '>= 0'}, got {value!r}")
+    return value
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,132 @@
+"""The LLM simulated human, served by any OpenAI-compatible chat endpoint."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sweetrl_gym.chat_api import ChatAPIError, ChatClient
+from sweetrl_gym.simulators.base import SimulatorError
+from sweetrl_gym.simulators.prompts import HUMAN_SIMULATOR_PROMPT, simulator_messages
+
+__all__ = ["NO_RESPONSE", "OpenAISimulator"]
+
+logger = logging.getLogger(__name__)
+
+NO_RESPONSE = "No response."
+"""What the official simulator answers when its API call fails."""
+
+_ON_ERROR = ("raise", "no_response")
+
+
+class OpenAISimulator:
+    """A simulated human played by an LLM (the paper used Llama-3.1-70B-Instruct).
+
+    The model gets :data:`~sweetrl_gym.simulators.prompts.HUMAN_SIMULATOR_PROMPT` with
+    the task's reference solution as hidden information, then the dialogue with roles
+    swapped (it plays the user). Official settings: temperature 0, two-sentence replies;
+    the environment cuts replies to 400 characters.
+
+    A failing endpoint raises :class:`SimulatorError`: an episode whose human said
+    nothing is not a valid data point. ``on_error="no_response"`` restores the official
+    behaviour — answer ``"No response."`` and log a warning — for parity runs.
+
+    Args:
+        base_url: The API root, e.g. ``http://localhost:8000/v1``.
+        model: The model name the server expects.
+        prompt: The instructions, with a ``{hidden_information}`` field.
+        api_key: Bearer token (default: the ``OPENAI_API_KEY`` environment variable).
+        temperature: Sampling temperature (official: 0, so replies are reproducible).
+        max_tokens: Most tokens per reply.
+        timeout_s: Seconds to wait on each network operation.
+        max_retries: Retries per request (see :class:`~sweetrl_gym.chat_api.ChatClient`).
+        on_error: ``"raise"`` or ``"no_response"``.
+        backoff_s: Wait before the first retry (doubles each retry).
+        max_backoff_s: Longest wait between retries.
+
+    Raises:
+        ValueError: If an argument is invalid.
+
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        prompt: str = HUMAN_SIMULATOR_PROMPT,
+        api_key: str | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 256,
+        timeout_s: float = 60.0,
+        max_retries: int = 5,
+        on_error: str = "raise",
+        backoff_s: float = 1.0,
+        max_backoff_s: float = 30.0,
+    ):
+        if on_error not in _ON_ERROR:
+            raise ValueError(f"on_error must be one of {_ON_ERROR}, got {on_error!r}")
+        if not isinstance(prompt, str) or "{hidden_information}" not in prompt:
+            raise ValueError(
+                "prompt must be a string with a {hidden_information} field, where the task's "
+                "reference solution goes"
+            )
+        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
+            raise ValueError(f"temperature must be a number, got {temperature!r}")
+        if temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {temperature!r}")
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+            raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
+        self.client = ChatClient(
+            base_url,
+            model,
+            api_key=api_key,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            backoff_s=backoff_s,
+            max_backoff_s=max_backoff_s,
+        )
+        self.prompt = prompt
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.on_error = on_error
+        prompt_hash = hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:8]
+        # Everything that changes the replies goes in the name: caches are keyed by it.
+        self.name = (
+            f"openai:{model}(prompt={prompt_hash},temperature={temperature:g},"
+            f"max_tokens={max_tokens})"
+        )
+
+    def __repr__(self) -> str:
+        return f"OpenAISimulator({self.client.base_url!r}, {self.name!r})"
+
+    def reply(self, task: Any, messages: Sequence[Mapping[str, str]]) -> str:
+        """Ask the model for the human's next message.
+
+        Args:
+            task: The task being played; its ``ground_truth`` is the hidden information.
+            messages: The episode's chat so far, ending with the agent's message.
+
+        Raises:
+            SimulatorError: If the endpoint fails and ``on_error="raise"``.
+            ValueError: If ``messages`` is empty.
+
+        """
+        if not messages:
+            raise ValueError("messages must end with the agent's message")
+        chat = simulator_messages(task, messages, self.prompt)
+        try:
+            return self.client.complete(
+                chat, temperature=self.temperature, max_tokens=self.max_tokens
+            )
+        except ChatAPIError as err:
+            if self.on_error == "raise":
+                raise SimulatorError(
+                    f"simulated human {self.name} could not reply: {err} (pass "
+                    "on_error='no_response' to answer 'No response.' instead, as the "
+                    "official code does)"
+                ) from err
+            logger.warning("simulated human %s answers %r: %s", self.name, NO_RESPONSE, err)
+            return NO_RESPONSE

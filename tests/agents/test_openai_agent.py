@@ -1,0 +1,134 @@
+import threading
+
+import pytest
+
+from agents.base import Agent, PrivilegedAgent
+from agents.openai_agent import OpenAIAgent
+from agents.prompts import BACKEND_AGENT_PROMPT
+from sweetrl_gym.chat_api import ChatAPIError
+from tests.fake_openai import FakeOpenAI
+
+
+def conversation(i):
+    return [{"role": "user", "content": f"task {i}"}]
+
+
+def make_agent(server, **kwargs):
+    kwargs.setdefault("backoff_s", 0.001)
+    kwargs.setdefault("max_backoff_s", 0.01)
+    return OpenAIAgent(server.base_url, "policy", **kwargs)
+
+
+def test_is_a_plain_agent():
+    agent = OpenAIAgent("http://localhost:8000/v1", "policy")
+    assert isinstance(agent, Agent) and not isinstance(agent, PrivilegedAgent)
+    assert agent.name == "openai:policy"
+
+
+def test_sends_the_system_prompt_and_official_sampling_settings():
+    with FakeOpenAI() as server:
+        assert make_agent(server).act([conversation(0)]) == ["echo: task 0"]
+        body = server.requests[0].body
+    assert body["messages"] == [
+        {"role": "system", "content": BACKEND_AGENT_PROMPT},
+        *conversation(0),
+    ]
+    assert (body["model"], body["temperature"], body["top_p"], body["max_tokens"]) == (
+        "policy",
+        1.0,
+        1.0,
+        1024,
+    )
+
+
+def test_without_a_system_prompt_the_chat_is_sent_as_is():
+    chat = [*conversation(1), {"role": "assistant", "content": "?"}, conversation(2)[0]]
+    with FakeOpenAI() as server:
+        make_agent(server, system_prompt=None, temperature=0.5, max_tokens=8).act([chat])
+        body = server.requests[0].body
+    assert body["messages"] == chat
+    assert (body["temperature"], body["max_tokens"]) == (0.5, 8)
+
+
+def test_a_batch_runs_concurrently_and_keeps_its_order():
+    batch = 8
+    # Every request waits until all 8 are in the server at once: serial requests would
+    # break the barrier (and get HTTP 500).
+    barrier = threading.Barrier(batch, timeout=10)
+
+    def reply(messages):
+        barrier.wait()
+        return messages[-1]["content"].upper()
+
+    with FakeOpenAI(reply) as server:
+        replies = make_agent(server, max_retries=0).act([conversation(i) for i in range(batch)])
+        assert server.max_in_flight == batch
+    assert replies == [f"TASK {i}" for i in range(batch)]
+
+
+def test_max_concurrency_bounds_requests_in_flight():
+    with FakeOpenAI(delay_s=0.05) as server:
+        replies = make_agent(server, max_concurrency=3).act([conversation(i) for i in range(9)])
+        assert 1 < server.max_in_flight <= 3
+    assert replies == [f"echo: task {i}" for i in range(9)]
+
+
+def test_transient_failures_inside_a_batch_are_retried():
+    with FakeOpenAI() as server:
+        server.fail("503", times=2)
+        server.fail("disconnect")
+        replies = make_agent(server).act([conversation(i) for i in range(4)])
+        assert len(server.requests) == 7
+    assert replies == [f"echo: task {i}" for i in range(4)]
+
+
+def test_a_failed_conversation_is_named():
+    def reply(messages):
+        if messages[-1]["content"] == "task 2":
+            raise RuntimeError("model crashed")
+        return "ok"
+
+    with FakeOpenAI(reply) as server:
+        agent = make_agent(server, max_retries=1)
+        with pytest.raises(ChatAPIError, match="conversation 2 of the batch \\(4\\)") as caught:
+            agent.act([conversation(i) for i in range(4)])
+    err = caught.value
+    assert err.status == 500 and err.attempts == 2 and "model crashed" in str(err)
+    assert isinstance(err.__cause__, ChatAPIError)
+
+
+def test_a_wrong_key_fails_the_batch_without_retries():
+    with FakeOpenAI() as server:
+        server.fail("401")
+        with pytest.raises(ChatAPIError, match="Incorrect API key"):
+            make_agent(server, max_concurrency=1, max_retries=5).act(
+                [conversation(i) for i in range(3)]
+            )
+        # Fail fast: requests not yet started are dropped.
+        assert [r.fault for r in server.requests] == ["401"]
+
+
+def test_empty_batch_and_invalid_conversations():
+    with FakeOpenAI() as server:
+        agent = make_agent(server)
+        assert agent.act([]) == []
+        with pytest.raises(ValueError, match="conversation 1 of the batch"):
+            agent.act([conversation(0), []])
+        with pytest.raises(TypeError, match="list of conversations"):
+            agent.act("hello")
+        assert server.requests == []
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"max_concurrency": 0}, "max_concurrency"),
+        ({"max_tokens": 0}, "max_tokens"),
+        ({"temperature": -0.1}, "temperature"),
+        ({"system_prompt": 3}, "system_prompt"),
+        ({"max_retries": -1}, "max_retries"),
+    ],
+)
+def test_rejects_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        OpenAIAgent("http://localhost:8000/v1", "policy", **kwargs)
