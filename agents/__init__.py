@@ -1,15 +1,24 @@
 """Agents: the protocol, model-backed and scripted policies, rollouts and evaluation."""
 
 from agents.base import Agent, Message, PrivilegedAgent
+from agents.default_model import (
+    DEFAULT_MODEL_NAME,
+    DefaultModelNotInstalled,
+    load_default_agent,
+    load_default_model,
+)
 from agents.evaluation import bootstrap_ci, evaluate, summarize
 from agents.openai_agent import OpenAIAgent
 from agents.prompts import BACKEND_AGENT_PROMPT
 from agents.rollout import Episode, collect, plan_episodes
 from agents.scripted import HumanAgent, ImmediateAnswerAgent, OracleAgent, RandomAgent
+from agents.transformers_agent import TransformersAgent
 
 __all__ = [
     "BACKEND_AGENT_PROMPT",
+    "DEFAULT_MODEL_NAME",
     "Agent",
+    "DefaultModelNotInstalled",
     "Episode",
     "HumanAgent",
     "ImmediateAnswerAgent",
@@ -18,9 +27,12 @@ __all__ = [
     "OracleAgent",
     "PrivilegedAgent",
     "RandomAgent",
+    "TransformersAgent",
     "bootstrap_ci",
     "collect",
     "evaluate",
+    "load_default_agent",
+    "load_default_model",
     "plan_episodes",
     "summarize",
 ]

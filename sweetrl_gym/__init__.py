@@ -22,6 +22,7 @@ from sweetrl_gym.simulators import (
     RuleBasedSimulator,
     Simulator,
     SimulatorError,
+    TransformersSimulator,
 )
 from sweetrl_gym.spaces import Utterance
 from sweetrl_gym.tasks import BackendTask, HiddenFact, load_backend_tasks
@@ -44,6 +45,7 @@ __all__ = [
     "TestReport",
     "Trajectory",
     "TrajectoryBuffer",
+    "TransformersSimulator",
     "Turn",
     "Utterance",
     "__version__",

@@ -6,6 +6,7 @@ from sweetrl_gym.simulators.derive import facts_from_reference
 from sweetrl_gym.simulators.matching import TOPICS
 from sweetrl_gym.simulators.openai_simulator import NO_RESPONSE, OpenAISimulator
 from sweetrl_gym.simulators.rule_based import RuleBasedSimulator
+from sweetrl_gym.simulators.transformers_simulator import TransformersSimulator
 
 __all__ = [
     "NO_RESPONSE",
@@ -15,5 +16,6 @@ __all__ = [
     "RuleBasedSimulator",
     "Simulator",
     "SimulatorError",
+    "TransformersSimulator",
     "facts_from_reference",
 ]

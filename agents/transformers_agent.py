@@ -1,0 +1,361 @@
+"""A local causal language model as the acting policy (Hugging Face transformers)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agents.base import Message
+from agents.prompts import BACKEND_AGENT_PROMPT
+
+__all__ = ["TransformersAgent", "generate_texts", "place_model", "validate_conversation"]
+
+_SEED_STRIDE = 1_000_003  # spreads per-call seeds of nearby agent seeds apart
+_SEED_MOD = 2**63 - 1
+
+
+def validate_conversation(messages: Any, index: int) -> list[dict[str, str]]:
+    """Check one conversation and return it as a list of plain ``{role, content}`` dicts.
+
+    Args:
+        messages: The conversation, an OpenAI-format message list.
+        index: Its position in the batch (named in the error).
+
+    Raises:
+        ValueError: If it is not a list of dicts with string ``role`` and ``content``.
+
+    """
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+        raise ValueError(
+            f"conversation {index} must be a list of {{'role', 'content'}} dicts, "
+            f"got {type(messages).__name__}"
+        )
+    out = []
+    for position, message in enumerate(messages):
+        if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
+            raise ValueError(
+                f"conversation {index}, message {position} must be a dict with a str 'role' "
+                f"and 'content', got {message!r:.80}"
+            )
+        content = message.get("content")
+        if not isinstance(content, str):
+            raise ValueError(
+                f"conversation {index}, message {position} ({message['role']}) has "
+                f"{type(content).__name__} content; expected str"
+            )
+        out.append({"role": message["role"], "content": content})
+    return out
+
+
+class TransformersAgent:
+    """Plays ColBench with a local causal LM: chat template in, batched generation out.
+
+    Each conversation is rendered with the tokenizer's chat template after the system
+    prompt, then the batch is generated in chunks of ``batch_size``, left-padded and
+    sorted by length (less padding); replies come back in the input order. The exact
+    prompt strings of the latest :meth:`act` call are kept in :attr:`last_prompts` (the
+    official trajectory ``input`` field).
+
+    Sampling follows the official agent: temperature 1.0, no top-k, up to 1,024 new
+    tokens. ``temperature=0`` decodes greedily.
+
+    Args:
+        model: A ``transformers`` causal LM (anything with ``generate``).
+        tokenizer: Its tokenizer; it must have a chat template.
+        system_prompt: Put before every conversation that has no system message of its
+            own (``None``: no system prompt). If the chat template rejects a system
+            role, the prompt is folded into the first user message.
+        temperature: Sampling temperature; 0 means greedy.
+        top_p: Nucleus sampling mass in (0, 1].
+        max_new_tokens: Most tokens generated per reply.
+        batch_size: Conversations generated together.
+        device: Where to put the model; ``None``: the ``accelerate`` device unless the
+            model is already dispatched (``hf_device_map``) or off the CPU.
+        seed: Makes sampling reproducible: agents with the same seed, given the same
+            calls, give the same replies. The global random state is left untouched.
+
+    Attributes:
+        model: The language model.
+        tokenizer: The tokenizer.
+        name: The model's name or path.
+        last_prompts: The chat-templated prompt of each conversation of the last ``act``.
+
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        system_prompt: str | None = BACKEND_AGENT_PROMPT,
+        temperature: float = 1.0,
+        top_p: float = 1.0,
+        max_new_tokens: int = 1024,
+        batch_size: int = 8,
+        device: Any = None,
+        seed: int | None = None,
+    ):
+        _check_sampling(temperature, top_p, max_new_tokens)
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        if not getattr(tokenizer, "chat_template", None):
+            raise ValueError(
+                f"tokenizer {getattr(tokenizer, 'name_or_path', '')!r} has no chat template; "
+                "use an instruct model's tokenizer or set tokenizer.chat_template to a Jinja "
+                "template (e.g. ChatML)"
+            )
+        if tokenizer.pad_token_id is None and tokenizer.eos_token_id is None:
+            raise ValueError("tokenizer has neither a pad nor an eos token; set one of them")
+        self.model = place_model(model, device)
+        self.tokenizer = tokenizer
+        self.system_prompt = system_prompt
+        self.temperature = float(temperature)
+        self.top_p = float(top_p)
+        self.max_new_tokens = int(max_new_tokens)
+        self.batch_size = int(batch_size)
+        self.seed = seed
+        self.name = str(getattr(model, "name_or_path", "") or type(model).__name__)
+        self.last_prompts: list[str] = []
+        self._calls = 0
+        self._fold_system = False  # set once the template has rejected a system role
+
+    def format_prompts(self, batch: Sequence[Sequence[Message]]) -> list[str]:
+        """Render each conversation with the system prompt and the chat template.
+
+        Args:
+            batch: One OpenAI-format message list per conversation.
+
+        Returns:
+            The prompt strings, ending with the assistant generation prompt.
+
+        Raises:
+            ValueError: If a conversation is not a list of ``{role, content}`` dicts.
+
+        """
+        return [
+            self._format(validate_conversation(messages, i)) for i, messages in enumerate(batch)
+        ]
+
+    def _format(self, messages: list[dict[str, str]]) -> str:
+        prompt = self.system_prompt
+        if prompt is None or (messages and messages[0]["role"] == "system"):
+            return self._template(messages)
+        if not self._fold_system:
+            from jinja2.exceptions import TemplateError
+
+            try:
+                return self._template([{"role": "system", "content": prompt}, *messages])
+            except TemplateError:
+                self._fold_system = True  # e.g. Gemma: "System role not supported"
+        if messages and messages[0]["role"] == "user":
+            first = {"role": "user", "content": f"{prompt}\n\n{messages[0]['content']}"}
+            return self._template([first, *messages[1:]])
+        return self._template([{"role": "user", "content": prompt}, *messages])
+
+    def _template(self, messages: list[dict[str, str]]) -> str:
+        return self.tokenizer.apply_chat_template(
+            messages, tokenize=False, add_generation_prompt=True
+        )
+
+    def act(self, batch: Sequence[Sequence[Message]]) -> list[str]:
+        """Reply to every conversation (sampled with the agent's settings).
+
+        Args:
+            batch: One OpenAI-format message list per conversation.
+
+        Returns:
+            One reply per conversation, in order (the generated text only).
+
+        """
+        prompts = self.format_prompts(batch)
+        self.last_prompts = prompts
+        return [texts[0] for texts in self.generate(prompts)]
+
+    def generate(
+        self,
+        prompts: Sequence[str],
+        *,
+        n: int = 1,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        max_new_tokens: int | None = None,
+    ) -> list[list[str]]:
+        """Sample ``n`` completions of each already-formatted prompt.
+
+        Args:
+            prompts: Prompt strings, e.g. from :meth:`format_prompts` or a trajectory's
+                recorded ``input``.
+            n: Completions per prompt.
+            temperature: Overrides the agent's temperature (0: greedy).
+            top_p: Overrides the agent's ``top_p``.
+            max_new_tokens: Overrides the agent's ``max_new_tokens``.
+
+        Returns:
+            ``n`` completions per prompt, in the prompts' order.
+
+        Raises:
+            ValueError: On a prompt that is not a non-empty str, or bad settings.
+
+        """
+        temperature = self.temperature if temperature is None else float(temperature)
+        top_p = self.top_p if top_p is None else float(top_p)
+        max_new_tokens = self.max_new_tokens if max_new_tokens is None else int(max_new_tokens)
+        _check_sampling(temperature, top_p, max_new_tokens)
+        if isinstance(prompts, str):
+            raise ValueError("prompts must be a list of prompt strings, not one str")
+        if n < 1:
+            raise ValueError(f"n must be at least 1, got {n}")
+        for i, prompt in enumerate(prompts):
+            if not isinstance(prompt, str) or not prompt:
+                raise ValueError(f"prompt {i} must be a non-empty str, got {prompt!r:.80}")
+        if not prompts:
+            return []
+        self._calls += 1
+        flat = generate_texts(
+            self.model,
+            self.tokenizer,
+            [p for p in prompts for _ in range(n)],
+            temperature=temperature,
+            top_p=top_p,
+            max_new_tokens=max_new_tokens,
+            batch_size=self.batch_size,
+            seed=None
+            if self.seed is None
+            else (self.seed * _SEED_STRIDE + self._calls) % _SEED_MOD,
+        )
+        return [flat[i * n : (i + 1) * n] for i in range(len(prompts))]
+
+
+def _check_sampling(temperature: float, top_p: float, max_new_tokens: int) -> None:
+    if temperature < 0:
+        raise ValueError(f"temperature must be >= 0 (0: greedy), got {temperature}")
+    if not 0 < top_p <= 1:
+        raise ValueError(f"top_p must be in (0, 1], got {top_p}")
+    if max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+
+
+def place_model(model: Any, device: Any = None) -> Any:
+    """Move ``model`` to ``device``, or to the ``accelerate`` device when none is given.
+
+    A model dispatched across devices (``hf_device_map``) is never moved; with
+    ``device=None`` neither is a model already off the CPU (the caller placed it).
+
+    Args:
+        model: A torch module.
+        device: A torch device or its name, or ``None``.
+
+    Returns:
+        The model (moved in place).
+
+    """
+    if getattr(model, "hf_device_map", None):
+        return model
+    if device is None:
+        if _model_device(model).type != "cpu":
+            return model
+        from accelerate import PartialState
+
+        device = PartialState().device
+    return model.to(device)
+
+
+def _model_device(model: Any) -> Any:
+    device = getattr(model, "device", None)
+    if device is None:
+        device = next(model.parameters()).device
+    return device
+
+
+def generate_texts(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[str],
+    *,
+    temperature: float,
+    top_p: float,
+    max_new_tokens: int,
+    batch_size: int,
+    seed: int | None = None,
+) -> list[str]:
+    """Generate one completion per prompt string, in chunks, left-padded, order kept.
+
+    Prompts are tokenized without special tokens (the chat template already has them),
+    sorted by length so each chunk pads little, and decoded without special tokens.
+
+    Args:
+        model: A causal LM with ``generate``.
+        tokenizer: Its tokenizer.
+        prompts: Formatted prompt strings.
+        temperature: 0 for greedy decoding, else the sampling temperature.
+        top_p: Nucleus sampling mass (ignored when greedy).
+        max_new_tokens: Most tokens per completion.
+        batch_size: Prompts per ``generate`` call.
+        seed: Seeds sampling (the global random state is restored afterwards).
+
+    Returns:
+        The completions, in the prompts' order.
+
+    """
+    import torch
+
+    if not prompts:
+        return []
+    ids = tokenizer(list(prompts), add_special_tokens=False)["input_ids"]
+    pad_id = (
+        tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    )
+    settings: dict[str, Any] = {
+        "max_new_tokens": max_new_tokens,
+        "pad_token_id": pad_id,
+        "eos_token_id": _eos_ids(model, tokenizer),
+    }
+    if temperature > 0:
+        # top_k=0: no top-k cut (transformers' default is 50; the official agent has none).
+        settings.update(do_sample=True, temperature=temperature, top_p=top_p, top_k=0)
+    else:
+        settings.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+    device = _model_device(model)
+    order = sorted(range(len(prompts)), key=lambda i: len(ids[i]))
+    out: list[str] = [""] * len(prompts)
+    was_training = model.training
+    model.eval()
+    devices = [device] if device.type == "cuda" else []
+    try:
+        with torch.inference_mode(), torch.random.fork_rng(devices=devices):
+            if seed is not None:
+                torch.manual_seed(seed)
+            for start in range(0, len(order), batch_size):
+                chunk = order[start : start + batch_size]
+                input_ids, attention_mask = _left_pad([ids[i] for i in chunk], pad_id, device)
+                generated = model.generate(
+                    input_ids=input_ids, attention_mask=attention_mask, **settings
+                )
+                new = generated[:, input_ids.shape[1] :]
+                texts = tokenizer.batch_decode(new, skip_special_tokens=True)
+                for i, text in zip(chunk, texts):
+                    out[i] = text
+    finally:
+        model.train(was_training)
+    return out
+
+
+def _eos_ids(model: Any, tokenizer: Any) -> list[int]:
+    # Chat models often stop on an end-of-turn token listed only in generation_config.
+    configured = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
+    ids = list(configured) if isinstance(configured, (list, tuple)) else [configured]
+    ids.append(tokenizer.eos_token_id)
+    return sorted({i for i in ids if i is not None})
+
+
+def _left_pad(rows: list[list[int]], pad_id: int, device: Any) -> tuple[Any, Any]:
+    import torch
+
+    width = max(len(r) for r in rows)
+    input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    attention_mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for row, tokens in enumerate(rows):
+        if tokens:
+            input_ids[row, width - len(tokens) :] = torch.tensor(tokens, dtype=torch.long)
+            attention_mask[row, width - len(tokens) :] = 1
+    return input_ids.to(device), attention_mask.to(device)
