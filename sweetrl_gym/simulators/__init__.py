@@ -5,10 +5,12 @@ from sweetrl_gym.simulators.cache import CachedSimulator
 from sweetrl_gym.simulators.derive import facts_from_reference
 from sweetrl_gym.simulators.matching import TOPICS
 from sweetrl_gym.simulators.openai_simulator import NO_RESPONSE, OpenAISimulator
+from sweetrl_gym.simulators.prompts import HUMAN_SIMULATOR_PROMPT, simulator_messages
 from sweetrl_gym.simulators.rule_based import RuleBasedSimulator
 from sweetrl_gym.simulators.transformers_simulator import TransformersSimulator
 
 __all__ = [
+    "HUMAN_SIMULATOR_PROMPT",
     "NO_RESPONSE",
     "TOPICS",
     "CachedSimulator",
@@ -18,4 +20,5 @@ __all__ = [
     "SimulatorError",
     "TransformersSimulator",
     "facts_from_reference",
+    "simulator_messages",
 ]

@@ -1,5 +1,3 @@
-import shutil
-import socket
 from importlib import metadata
 
 import gymnasium as gym
@@ -18,8 +16,6 @@ from agents.default_model import (
 )
 from agents.transformers_agent import TransformersAgent
 from tests.tiny_lm import make_tiny_lm
-
-_REAL_CONNECT = socket.socket.connect
 
 
 def test_missing_package_names_the_install_command(monkeypatch):
@@ -119,27 +115,9 @@ def test_load_default_agent_splits_arguments(fake_gguf, tmp_path):
 # --- the real embedded model (installed by the Makefile) -------------------------------
 
 
-@pytest.fixture(scope="module")
-def real_cache(tmp_path_factory):
-    """Convert the real GGUF once, offline (network connections fail), for the module."""
-    cache = tmp_path_factory.mktemp("sweetrl-cache")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("HF_HUB_OFFLINE", "1")
-        patch.setattr(socket.socket, "connect", _no_network)
-        model, tokenizer = load_default_model(cache_dir=cache, device="cpu")
-    yield cache, model, tokenizer
-    shutil.rmtree(cache, ignore_errors=True)  # ~540 MB; pytest would keep it for 3 runs
-
-
-def _no_network(self, address):
-    if self.family in (socket.AF_INET, socket.AF_INET6):
-        raise OSError(f"network access attempted: {address}")
-    return _REAL_CONNECT(self, address)
-
-
 @pytest.mark.slow
-def test_real_default_model_loads_offline_then_from_cache(real_cache, monkeypatch):
-    cache, model, tokenizer = real_cache
+def test_real_default_model_loads_offline_then_from_cache(default_model_cache, monkeypatch, no_network):
+    cache, model, tokenizer = default_model_cache
     assert type(model).__name__ == "LlamaForCausalLM"
     assert DEFAULT_MODEL_NAME in model.name_or_path
     assert tokenizer.padding_side == "left" and tokenizer.pad_token == "<|im_end|>"
@@ -150,7 +128,6 @@ def test_real_default_model_loads_offline_then_from_cache(real_cache, monkeypatc
         raise AssertionError("the GGUF file was converted again")
 
     monkeypatch.setattr(default_model, "_convert", no_conversion)
-    monkeypatch.setattr(socket.socket, "connect", _no_network)
     again, _ = load_default_model(cache_dir=cache, device="cpu")
     first = dict(model.named_parameters())
     for name, param in again.named_parameters():
@@ -158,8 +135,8 @@ def test_real_default_model_loads_offline_then_from_cache(real_cache, monkeypatc
 
 
 @pytest.mark.slow
-def test_real_default_model_plays_a_backend_episode(real_cache, small_tasks):
-    _, model, tokenizer = real_cache
+def test_real_default_model_plays_a_backend_episode(default_model_cache, small_tasks):
+    _, model, tokenizer = default_model_cache
     agent = TransformersAgent(model, tokenizer, max_new_tokens=24, seed=0, device="cpu")
     env = gym.make("ColBench-Backend-v0", tasks=small_tasks, max_turns=2)
     _, info = env.reset(options={"task_index": 0})

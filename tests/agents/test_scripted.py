@@ -4,8 +4,13 @@ import gymnasium as gym
 import pytest
 
 import sweetrl_gym  # noqa: F401
-from agents import Agent, ImmediateAnswerAgent, OracleAgent, PrivilegedAgent
-from benchmarks.demo import play
+from agents import Agent, ImmediateAnswerAgent, OracleAgent, PrivilegedAgent, collect
+
+
+def play(env, agent, index):
+    """Play task ``index`` once; return the final reward and the episode's trajectory."""
+    (trajectory,) = collect(env, agent, task_indices=[index], progress=False)
+    return trajectory.reward, trajectory
 
 
 def test_protocols():
@@ -16,17 +21,17 @@ def test_protocols():
 def test_oracle_reaches_every_fact_and_succeeds(small_tasks):
     env = gym.make("ColBench-Backend-v0", tasks=small_tasks)
     for index, task in enumerate(small_tasks):
-        reward, info = play(env, OracleAgent(), index)
-        assert reward == 1.0 and info["success"]
-        told = " ".join(m["content"] for m in info["messages"] if m["role"] == "user")
+        reward, episode = play(env, OracleAgent(), index)
+        assert reward == 1.0 and episode.success
+        told = " ".join(m["content"] for m in episode.messages if m["role"] == "user")
         assert all(fact.answer in told for fact in task.facts)
-        assert info["turn"] == len(task.facts) + 1
+        assert episode.num_turns == len(task.facts) + 1
 
 
 def test_oracle_packs_questions_into_short_turn_limits(small_tasks):
     env = gym.make("ColBench-Backend-v0", tasks=small_tasks, max_turns=3)
-    reward, info = play(env, OracleAgent(max_turns=3), 0)
-    assert info["turn"] == 3 and not info["turn_limit_reached"] and reward == 1.0
+    reward, episode = play(env, OracleAgent(max_turns=3), 0)
+    assert episode.num_turns == 3 and not episode.metadata["turn_limit_reached"] and reward == 1.0
 
 
 def test_immediate_answer_uses_a_stated_signature_and_fails():
@@ -65,13 +70,13 @@ def test_human_agent_plays_from_a_terminal(small_tasks):
     )
     screen = io.StringIO()
     env = gym.make("ColBench-Backend-v0", tasks=small_tasks)
-    _, info = play(env, HumanAgent(input_fn=lambda prompt: next(typed), output=screen), 0)
+    _, episode = play(env, HumanAgent(input_fn=lambda prompt: next(typed), output=screen), 0)
     shown = screen.getvalue()
     assert small_tasks[0].problem_description in shown
-    assert info["messages"][1]["content"] == "What about the\nname?"
-    assert info["messages"][2]["content"] in shown  # the human's reply was shown
+    assert episode.messages[1]["content"] == "What about the\nname?"
+    assert episode.messages[2]["content"] in shown  # the human's reply was shown
     assert shown.count(small_tasks[0].problem_description) == 1  # nothing shown twice
-    assert info["answer"].strip() == "def f():\n    return 1" and info["turn"] == 2
+    assert episode.answer.strip() == "def f():\n    return 1" and episode.num_turns == 2
 
 
 def test_human_agent_closed_terminal_is_a_clear_error():

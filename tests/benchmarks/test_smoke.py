@@ -1,12 +1,51 @@
 """Each benchmark script runs end to end on a tiny budget."""
 
-from benchmarks import demo, sandbox_speed, task_quality
+import json
+
+import pytest
+
+from benchmarks import demo, rollout_speed, sandbox_speed, task_quality
+from sweetrl_gym import TrajectoryBuffer
 
 
-def test_demo_runs(capsys):
-    demo.main(["--show", "1", "--score", "5"])
+@pytest.mark.slow
+def test_demo_runs(capsys, tmp_path, default_model_cache):
+    cache, _, _ = default_model_cache
+    argv = ["--score", "5", "--model-tasks", "2", "--model-turns", "2", "--max-new-tokens", "8"]
+    results = demo.main([*argv, "--cache-dir", str(cache), "--out-dir", str(tmp_path)])
     out = capsys.readouterr().out
-    assert "[HUMAN]" in out and "oracle (privileged)    success 100.0%" in out
+    assert "[HUMAN]" in out and "[AGENT]" in out
+    assert results["oracle (privileged)"]["success_rate"] == 1.0
+    assert results["answer-immediately"]["success_rate"] == 0.0
+    model = results["SmolLM2-135M-Instruct (greedy, 2 turns)"]
+    assert model["num_tasks"] == 2 and 1.0 <= model["avg_turns"] <= 2.0
+    episodes = TrajectoryBuffer.load(tmp_path / "default_model.jsonl")
+    official = TrajectoryBuffer.from_official_jsonl(tmp_path / "default_model.official.jsonl")
+    assert [t.turns for t in official] == [t.turns for t in episodes]
+    assert all(turn.prompt for _, turn in episodes.turns())  # the model's formatted prompts
+
+
+def test_rollout_speed_with_a_tiny_model(tmp_path):
+    from agents import TransformersAgent
+    from tests.tiny_lm import make_tiny_lm
+
+    model, tokenizer = make_tiny_lm()
+    agent = TransformersAgent(model, tokenizer, temperature=0.0, max_new_tokens=4)
+    argv = [
+        "--tasks",
+        "3",
+        "--num-envs",
+        "3",
+        "--max-turns",
+        "2",
+        "--out",
+        str(tmp_path / "r.json"),
+    ]
+    result = rollout_speed.main(argv, agent=agent)
+    sequential, batched = result["one_env_at_a_time"], result["batched_3_envs"]
+    assert sequential["turns"] == batched["turns"] and sequential["turns"] >= 3
+    assert result["speedup_turns_per_s"] > 0
+    assert json.loads((tmp_path / "r.json").read_text()) == result
 
 
 def test_task_quality_on_a_few_tasks(tmp_path):
