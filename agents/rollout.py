@@ -77,9 +77,7 @@ def plan_episodes(
         tasks = [int(i) for i in task_indices]
         bad = [i for i in tasks if not 0 <= i < num_tasks_available]
         if bad:
-            raise ValueError(
-                f"task_indices out of range 0..{num_tasks_available - 1}: {bad[:5]}"
-            )
+            raise ValueError(f"task_indices out of range 0..{num_tasks_available - 1}: {bad[:5]}")
     elif num_episodes is None:
         raise ValueError("give num_episodes or task_indices")
     else:

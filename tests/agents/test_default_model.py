@@ -116,7 +116,9 @@ def test_load_default_agent_splits_arguments(fake_gguf, tmp_path):
 
 
 @pytest.mark.slow
-def test_real_default_model_loads_offline_then_from_cache(default_model_cache, monkeypatch, no_network):
+def test_real_default_model_loads_offline_then_from_cache(
+    default_model_cache, monkeypatch, no_network
+):
     cache, model, tokenizer = default_model_cache
     assert type(model).__name__ == "LlamaForCausalLM"
     assert DEFAULT_MODEL_NAME in model.name_or_path
