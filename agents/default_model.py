@@ -21,7 +21,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from agents.transformers_agent import TransformersAgent, place_model
+from agents.transformers_agent import TransformersAgent
+from sweetrl_gym.local_lm import place_model
 
 __all__ = [
     "DEFAULT_MODEL_NAME",

@@ -7,8 +7,9 @@ from typing import Any
 
 from agents.base import Message
 from agents.prompts import BACKEND_AGENT_PROMPT
+from sweetrl_gym.local_lm import chat_prompt, generate_texts, place_model
 
-__all__ = ["TransformersAgent", "generate_texts", "place_model", "validate_conversation"]
+__all__ = ["TransformersAgent", "validate_conversation"]
 
 _SEED_STRIDE = 1_000_003  # spreads per-call seeds of nearby agent seeds apart
 _SEED_MOD = 2**63 - 1
@@ -117,7 +118,6 @@ class TransformersAgent:
         self.name = str(getattr(model, "name_or_path", "") or type(model).__name__)
         self.last_prompts: list[str] = []
         self._calls = 0
-        self._fold_system = False  # set once the template has rejected a system role
 
     def format_prompts(self, batch: Sequence[Sequence[Message]]) -> list[str]:
         """Render each conversation with the system prompt and the chat template.
@@ -137,25 +137,9 @@ class TransformersAgent:
         ]
 
     def _format(self, messages: list[dict[str, str]]) -> str:
-        prompt = self.system_prompt
-        if prompt is None or (messages and messages[0]["role"] == "system"):
-            return self._template(messages)
-        if not self._fold_system:
-            from jinja2.exceptions import TemplateError
-
-            try:
-                return self._template([{"role": "system", "content": prompt}, *messages])
-            except TemplateError:
-                self._fold_system = True  # e.g. Gemma: "System role not supported"
-        if messages and messages[0]["role"] == "user":
-            first = {"role": "user", "content": f"{prompt}\n\n{messages[0]['content']}"}
-            return self._template([first, *messages[1:]])
-        return self._template([{"role": "user", "content": prompt}, *messages])
-
-    def _template(self, messages: list[dict[str, str]]) -> str:
-        return self.tokenizer.apply_chat_template(
-            messages, tokenize=False, add_generation_prompt=True
-        )
+        if messages and messages[0]["role"] == "system":  # the conversation brings its own
+            return chat_prompt(self.tokenizer, messages, None)
+        return chat_prompt(self.tokenizer, messages, self.system_prompt)
 
     def act(self, batch: Sequence[Sequence[Message]]) -> list[str]:
         """Reply to every conversation (sampled with the agent's settings).
@@ -233,129 +217,3 @@ def _check_sampling(temperature: float, top_p: float, max_new_tokens: int) -> No
         raise ValueError(f"top_p must be in (0, 1], got {top_p}")
     if max_new_tokens < 1:
         raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
-
-
-def place_model(model: Any, device: Any = None) -> Any:
-    """Move ``model`` to ``device``, or to the ``accelerate`` device when none is given.
-
-    A model dispatched across devices (``hf_device_map``) is never moved; with
-    ``device=None`` neither is a model already off the CPU (the caller placed it).
-
-    Args:
-        model: A torch module.
-        device: A torch device or its name, or ``None``.
-
-    Returns:
-        The model (moved in place).
-
-    """
-    if getattr(model, "hf_device_map", None):
-        return model
-    if device is None:
-        if _model_device(model).type != "cpu":
-            return model
-        from accelerate import PartialState
-
-        device = PartialState().device
-    return model.to(device)
-
-
-def _model_device(model: Any) -> Any:
-    device = getattr(model, "device", None)
-    if device is None:
-        device = next(model.parameters()).device
-    return device
-
-
-def generate_texts(
-    model: Any,
-    tokenizer: Any,
-    prompts: Sequence[str],
-    *,
-    temperature: float,
-    top_p: float,
-    max_new_tokens: int,
-    batch_size: int,
-    seed: int | None = None,
-) -> list[str]:
-    """Generate one completion per prompt string, in chunks, left-padded, order kept.
-
-    Prompts are tokenized without special tokens (the chat template already has them),
-    sorted by length so each chunk pads little, and decoded without special tokens.
-
-    Args:
-        model: A causal LM with ``generate``.
-        tokenizer: Its tokenizer.
-        prompts: Formatted prompt strings.
-        temperature: 0 for greedy decoding, else the sampling temperature.
-        top_p: Nucleus sampling mass (ignored when greedy).
-        max_new_tokens: Most tokens per completion.
-        batch_size: Prompts per ``generate`` call.
-        seed: Seeds sampling (the global random state is restored afterwards).
-
-    Returns:
-        The completions, in the prompts' order.
-
-    """
-    import torch
-
-    if not prompts:
-        return []
-    ids = tokenizer(list(prompts), add_special_tokens=False)["input_ids"]
-    pad_id = (
-        tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    )
-    settings: dict[str, Any] = {
-        "max_new_tokens": max_new_tokens,
-        "pad_token_id": pad_id,
-        "eos_token_id": _eos_ids(model, tokenizer),
-    }
-    if temperature > 0:
-        # top_k=0: no top-k cut (transformers' default is 50; the official agent has none).
-        settings.update(do_sample=True, temperature=temperature, top_p=top_p, top_k=0)
-    else:
-        settings.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-    device = _model_device(model)
-    order = sorted(range(len(prompts)), key=lambda i: len(ids[i]))
-    out: list[str] = [""] * len(prompts)
-    was_training = model.training
-    model.eval()
-    devices = [device] if device.type == "cuda" else []
-    try:
-        with torch.inference_mode(), torch.random.fork_rng(devices=devices):
-            if seed is not None:
-                torch.manual_seed(seed)
-            for start in range(0, len(order), batch_size):
-                chunk = order[start : start + batch_size]
-                input_ids, attention_mask = _left_pad([ids[i] for i in chunk], pad_id, device)
-                generated = model.generate(
-                    input_ids=input_ids, attention_mask=attention_mask, **settings
-                )
-                new = generated[:, input_ids.shape[1] :]
-                texts = tokenizer.batch_decode(new, skip_special_tokens=True)
-                for i, text in zip(chunk, texts):
-                    out[i] = text
-    finally:
-        model.train(was_training)
-    return out
-
-
-def _eos_ids(model: Any, tokenizer: Any) -> list[int]:
-    # Chat models often stop on an end-of-turn token listed only in generation_config.
-    configured = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
-    ids = list(configured) if isinstance(configured, (list, tuple)) else [configured]
-    ids.append(tokenizer.eos_token_id)
-    return sorted({i for i in ids if i is not None})
-
-
-def _left_pad(rows: list[list[int]], pad_id: int, device: Any) -> tuple[Any, Any]:
-    import torch
-
-    width = max(len(r) for r in rows)
-    input_ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
-    attention_mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for row, tokens in enumerate(rows):
-        if tokens:
-            input_ids[row, width - len(tokens) :] = torch.tensor(tokens, dtype=torch.long)
-            attention_mask[row, width - len(tokens) :] = 1
-    return input_ids.to(device), attention_mask.to(device)

@@ -10,6 +10,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sweetrl_gym.local_lm import chat_prompt, generate_texts, place_model
 from sweetrl_gym.simulators.base import SimulatorError
 from sweetrl_gym.simulators.prompts import HUMAN_SIMULATOR_PROMPT, simulator_messages
 
@@ -53,15 +54,9 @@ class TransformersSimulator:
             raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
         if not getattr(tokenizer, "chat_template", None):
             raise ValueError("tokenizer has no chat template; use an instruct model's tokenizer")
-        pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else None
-        self._pad_id = pad_id if pad_id is not None else tokenizer.eos_token_id
-        if self._pad_id is None:
+        if tokenizer.pad_token_id is None and tokenizer.eos_token_id is None:
             raise ValueError("tokenizer has neither a pad nor an eos token; set one of them")
-        self.model = _place(model, device)
-        # Chat models often stop on an end-of-turn token listed only in generation_config.
-        configured = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
-        eos = list(configured) if isinstance(configured, (list, tuple)) else [configured]
-        self._eos_ids = sorted({i for i in [*eos, tokenizer.eos_token_id] if i is not None})
+        self.model = place_model(model, device)
         self.tokenizer = tokenizer
         self.prompt = prompt
         self.max_new_tokens = int(max_new_tokens)
@@ -81,62 +76,18 @@ class TransformersSimulator:
         """
         if not messages:
             raise ValueError("messages must end with the agent's message")
-        from jinja2.exceptions import TemplateError
-
         chat = simulator_messages(task, messages, self.prompt)
         try:
-            text = self._template(chat)
-        except TemplateError:  # e.g. "System role not supported": fold it into the first turn
-            first = chat[1:2] or [{"role": "user", "content": ""}]
-            merged = {"role": "user", "content": f"{chat[0]['content']}\n\n{first[0]['content']}"}
-            text = self._template([merged, *chat[2:]])
-        try:
-            return self._generate(text).strip()
+            text = chat_prompt(self.tokenizer, chat[1:], system=chat[0]["content"])
+            (reply,) = generate_texts(
+                self.model,
+                self.tokenizer,
+                [text],
+                temperature=0.0,
+                top_p=1.0,
+                max_new_tokens=self.max_new_tokens,
+                batch_size=1,
+            )
         except Exception as exc:  # any model failure is a simulator failure
             raise SimulatorError(f"{self.name} failed to generate a reply: {exc}") from exc
-
-    def _template(self, chat: list[dict[str, str]]) -> str:
-        return self.tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
-
-    def _generate(self, text: str) -> str:
-        import torch
-
-        ids = self.tokenizer(text, add_special_tokens=False, return_tensors="pt")
-        device = _device_of(self.model)
-        input_ids = ids["input_ids"].to(device)
-        was_training = self.model.training
-        self.model.eval()
-        try:
-            with torch.inference_mode():
-                out = self.model.generate(
-                    input_ids=input_ids,
-                    attention_mask=torch.ones_like(input_ids),
-                    max_new_tokens=self.max_new_tokens,
-                    do_sample=False,
-                    temperature=None,
-                    top_p=None,
-                    top_k=None,
-                    pad_token_id=self._pad_id,
-                    eos_token_id=self._eos_ids,
-                )
-        finally:
-            self.model.train(was_training)
-        return self.tokenizer.decode(out[0, input_ids.shape[1] :], skip_special_tokens=True)
-
-
-def _device_of(model: Any) -> Any:
-    device = getattr(model, "device", None)
-    return device if device is not None else next(model.parameters()).device
-
-
-def _place(model: Any, device: Any) -> Any:
-    # Same rule as agents.TransformersAgent (which sweetrl_gym cannot import).
-    if getattr(model, "hf_device_map", None):
-        return model
-    if device is None:
-        if _device_of(model).type != "cpu":
-            return model
-        from accelerate import PartialState
-
-        device = PartialState().device
-    return model.to(device)
+        return reply.strip()
