@@ -7,7 +7,12 @@ from typing import Any
 
 from agents.base import Message
 from agents.prompts import BACKEND_AGENT_PROMPT
-from sweetrl_gym.local_lm import chat_prompt, generate_texts, place_model
+from sweetrl_gym.local_lm import (
+    chat_prompt,
+    check_chat_tokenizer,
+    generate_texts,
+    place_model,
+)
 
 __all__ = ["TransformersAgent", "validate_conversation"]
 
@@ -99,14 +104,7 @@ class TransformersAgent:
         _check_sampling(temperature, top_p, max_new_tokens)
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-        if not getattr(tokenizer, "chat_template", None):
-            raise ValueError(
-                f"tokenizer {getattr(tokenizer, 'name_or_path', '')!r} has no chat template; "
-                "use an instruct model's tokenizer or set tokenizer.chat_template to a Jinja "
-                "template (e.g. ChatML)"
-            )
-        if tokenizer.pad_token_id is None and tokenizer.eos_token_id is None:
-            raise ValueError("tokenizer has neither a pad nor an eos token; set one of them")
+        check_chat_tokenizer(tokenizer)
         self.model = place_model(model, device)
         self.tokenizer = tokenizer
         self.system_prompt = system_prompt

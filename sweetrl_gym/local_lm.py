@@ -10,7 +10,30 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["chat_prompt", "generate_texts", "model_device", "place_model"]
+__all__ = [
+    "chat_prompt",
+    "check_chat_tokenizer",
+    "generate_texts",
+    "model_device",
+    "place_model",
+]
+
+
+def check_chat_tokenizer(tokenizer: Any) -> None:
+    """Check that a tokenizer can format chats and pad batches.
+
+    Raises:
+        ValueError: If it has no chat template, or neither a pad nor an eos token.
+
+    """
+    if not getattr(tokenizer, "chat_template", None):
+        raise ValueError(
+            f"tokenizer {getattr(tokenizer, 'name_or_path', '')!r} has no chat template; "
+            "use an instruct model's tokenizer or set tokenizer.chat_template to a Jinja "
+            "template (e.g. ChatML)"
+        )
+    if tokenizer.pad_token_id is None and tokenizer.eos_token_id is None:
+        raise ValueError("tokenizer has neither a pad nor an eos token; set one of them")
 
 
 def chat_prompt(tokenizer: Any, messages: Sequence[Mapping[str, str]], system: str | None) -> str:

@@ -10,7 +10,12 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sweetrl_gym.local_lm import chat_prompt, generate_texts, place_model
+from sweetrl_gym.local_lm import (
+    chat_prompt,
+    check_chat_tokenizer,
+    generate_texts,
+    place_model,
+)
 from sweetrl_gym.simulators.base import SimulatorError
 from sweetrl_gym.simulators.prompts import HUMAN_SIMULATOR_PROMPT, simulator_messages
 
@@ -52,10 +57,7 @@ class TransformersSimulator:
             raise ValueError("prompt must contain a {hidden_information} field")
         if max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
-        if not getattr(tokenizer, "chat_template", None):
-            raise ValueError("tokenizer has no chat template; use an instruct model's tokenizer")
-        if tokenizer.pad_token_id is None and tokenizer.eos_token_id is None:
-            raise ValueError("tokenizer has neither a pad nor an eos token; set one of them")
+        check_chat_tokenizer(tokenizer)
         self.model = place_model(model, device)
         self.tokenizer = tokenizer
         self.prompt = prompt
