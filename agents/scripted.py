@@ -72,13 +72,14 @@ class ImmediateAnswerAgent:
 
     def act(self, batch: Sequence[Sequence[Message]]) -> list[str]:
         """Answer every conversation immediately."""
-        return [self._answer(str(messages[0].get("content", ""))) for messages in batch]
+        return [_stub_answer(messages) for messages in batch]
 
-    @staticmethod
-    def _answer(request: str) -> str:
-        stated = Signature.find_in(request)
-        header = stated.header() if stated else "def solution(*args):"
-        return f"{ANSWER_MARKER}\n{header}\n    return None\n"
+
+def _stub_answer(messages: Sequence[Message]) -> str:
+    """Answer with a stub that has the signature the request states and returns None."""
+    stated = Signature.find_in(str(messages[0].get("content", "")))
+    header = stated.header() if stated else "def solution(*args):"
+    return f"{ANSWER_MARKER}\n{header}\n    return None\n"
 
 
 _GENERIC_QUESTIONS = (
@@ -122,7 +123,7 @@ class RandomAgent:
     def _next(self, messages: Sequence[Message]) -> str:
         turn = sum(1 for m in messages if m.get("role") == "assistant")
         if turn >= self.max_turns - 1 or self._rng.random() < self.answer_probability:
-            return ImmediateAnswerAgent._answer(str(messages[0].get("content", "")))
+            return _stub_answer(messages)
         return self._rng.choice(_GENERIC_QUESTIONS)
 
 
