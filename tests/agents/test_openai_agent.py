@@ -6,7 +6,7 @@ from agents.base import Agent, PrivilegedAgent
 from agents.openai_agent import OpenAIAgent
 from agents.prompts import BACKEND_AGENT_PROMPT
 from sweetrl_gym.chat_api import ChatAPIError
-from tests.fake_openai import FakeOpenAI
+from tests.fake_openai import FakeOpenAI, echo
 
 
 def conversation(i):
@@ -67,8 +67,17 @@ def test_a_batch_runs_concurrently_and_keeps_its_order():
 
 
 def test_max_concurrency_bounds_requests_in_flight():
-    with FakeOpenAI(delay_s=0.05) as server:
-        replies = make_agent(server, max_concurrency=3).act([conversation(i) for i in range(9)])
+    # Requests pass in groups of 3 that must all be in the server at once, so the test
+    # does not depend on timing: fewer in flight breaks the barrier (HTTP 500).
+    barrier = threading.Barrier(3, timeout=10)
+
+    def reply(messages):
+        barrier.wait()
+        return echo(messages)
+
+    with FakeOpenAI(reply) as server:
+        agent = make_agent(server, max_concurrency=3, max_retries=0)
+        replies = agent.act([conversation(i) for i in range(9)])
         assert 1 < server.max_in_flight <= 3
     assert replies == [f"echo: task {i}" for i in range(9)]
 
