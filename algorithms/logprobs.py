@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["TokenizedTurns", "TurnLogProbs", "encode_turns", "turn_logprobs"]
+__all__ = ["TokenizedTurns", "TurnLogProbs", "encode_turns", "token_logprobs", "turn_logprobs"]
 
 
 @dataclass(frozen=True)
@@ -130,6 +130,28 @@ def encode_turns(
     return TokenizedTurns(input_ids, attention_mask, action_mask)
 
 
+def token_logprobs(model: Any, turns: TokenizedTurns) -> tuple[torch.Tensor, torch.Tensor]:
+    """Compute each target token's log-probability under ``model`` in one forward pass.
+
+    Args:
+        model: A causal LM returning ``.logits`` of shape ``(batch, length, vocab)``.
+        turns: From :func:`encode_turns` (already on the model's device).
+
+    Returns:
+        ``(token_logps, mask)``, each ``(batch, length - 1)``: the log-prob of token
+        ``t + 1`` given the tokens up to ``t`` (float32), and 1.0 where that token is
+        part of the action.
+
+    """
+    logits = model(input_ids=turns.input_ids, attention_mask=turns.attention_mask).logits
+    # Token t is predicted by the logits at position t - 1.
+    logits = logits[:, :-1].float()
+    targets = turns.input_ids[:, 1:]
+    token_logps = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    token_logps = token_logps - torch.logsumexp(logits, dim=-1)
+    return token_logps, turns.action_mask[:, 1:].to(token_logps.dtype)
+
+
 def turn_logprobs(
     model: Any, turns: TokenizedTurns, *, micro_batch_size: int | None = None
 ) -> TurnLogProbs:
@@ -152,13 +174,7 @@ def turn_logprobs(
     sums, counts = [], []
     for start in range(0, len(turns), size):
         part = turns.select(slice(start, start + size)).to(device)
-        logits = model(input_ids=part.input_ids, attention_mask=part.attention_mask).logits
-        # Token t is predicted by the logits at position t - 1.
-        logits = logits[:, :-1].float()
-        targets = part.input_ids[:, 1:]
-        mask = part.action_mask[:, 1:].to(logits.dtype)
-        token_logps = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
-        token_logps = token_logps - torch.logsumexp(logits, dim=-1)
+        token_logps, mask = token_logprobs(model, part)
         sums.append((token_logps * mask).sum(dim=1))
         counts.append(mask.sum(dim=1))
     total, count = torch.cat(sums), torch.cat(counts)

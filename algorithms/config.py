@@ -1,0 +1,161 @@
+"""Settings every algorithm shares; each algorithm's own config extends :class:`TrainingConfig`.
+
+Defaults are those of the paper's setting (Llama-3.1-8B on GPUs: bf16 where the GPU has
+it, gradient checkpointing, learning rate 2e-7). On a CPU ``mixed_precision="auto"``
+falls back to fp32, so the same config runs SmolLM2-135M on a laptop.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import math
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any, TypeVar
+
+__all__ = ["MIXED_PRECISION_MODES", "TrainingConfig", "resolve_mixed_precision"]
+
+MIXED_PRECISION_MODES = ("auto", "no", "fp16", "bf16")
+
+_Config = TypeVar("_Config", bound="TrainingConfig")
+
+
+@dataclass(frozen=True)
+class TrainingConfig:
+    """Optimisation, precision, logging and checkpoint settings shared by all algorithms.
+
+    Attributes:
+        learning_rate: AdamW step size of the policy update (paper: 2e-7).
+        num_epochs: Passes over the policy's training data.
+        batch_size: Training examples (pairs, turns or transitions) per forward pass on
+            each process. The effective batch is ``batch_size x
+            gradient_accumulation_steps x number of processes``.
+        gradient_accumulation_steps: Forward passes whose gradients add up before one
+            optimizer step.
+        max_length: Longest tokenized turn (prompt + action); longer prompts lose their
+            start, the action is always kept whole.
+        max_grad_norm: Gradient norm clip (``0``: no clipping).
+        weight_decay: AdamW weight decay.
+        lr_scheduler: A ``transformers.get_scheduler`` name (``"constant"``,
+            ``"linear"``, ``"cosine"``, ...).
+        warmup_steps: Optimizer steps of linear warm-up (for schedulers that use it).
+        mixed_precision: ``"auto"`` (bf16 on a GPU that supports it, fp32 otherwise),
+            ``"no"``, ``"bf16"`` or ``"fp16"``; handed to ``accelerate``.
+        gradient_checkpointing: Recompute activations in the backward pass (less memory,
+            about a third more compute). Needed for 8B models; off is faster on a CPU.
+        seed: Seeds data order, sampling and initialisation.
+        output_dir: Where checkpoints, TensorBoard logs and stage results go; ``None``
+            keeps everything in memory (no resume).
+        save_steps: Optimizer steps between checkpoints within a stage (``0``: only at
+            the end of each stage). Needs ``output_dir``.
+        logging_steps: Optimizer steps between logged metrics.
+        progress: Show progress bars.
+
+    """
+
+    learning_rate: float = 2e-7
+    num_epochs: int = 1
+    batch_size: int = 4
+    gradient_accumulation_steps: int = 1
+    max_length: int = 4096
+    max_grad_norm: float = 1.0
+    weight_decay: float = 0.0
+    lr_scheduler: str = "constant"
+    warmup_steps: int = 0
+    mixed_precision: str = "auto"
+    gradient_checkpointing: bool = True
+    seed: int = 0
+    output_dir: str | None = None
+    save_steps: int = 50
+    logging_steps: int = 1
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f"{item.name} must be finite, got {value}")
+        self._check_positive("learning_rate", "num_epochs", "batch_size")
+        self._check_positive("gradient_accumulation_steps", "max_length", "logging_steps")
+        self._check_non_negative("max_grad_norm", "weight_decay", "warmup_steps", "save_steps")
+        if self.mixed_precision not in MIXED_PRECISION_MODES:
+            raise ValueError(
+                f"mixed_precision must be one of {MIXED_PRECISION_MODES}, "
+                f"got {self.mixed_precision!r}"
+            )
+        if self.output_dir is not None:
+            object.__setattr__(self, "output_dir", str(self.output_dir))
+
+    def _check_positive(self, *names: str) -> None:
+        for name in names:
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
+
+    def _check_non_negative(self, *names: str) -> None:
+        for name in names:
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+
+    def _check_fraction(self, *names: str) -> None:
+        for name in names:
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
+
+    def _check_choice(self, name: str, choices: tuple[str, ...]) -> None:
+        if getattr(self, name) not in choices:
+            raise ValueError(f"{name} must be one of {choices}, got {getattr(self, name)!r}")
+
+    def replace(self: _Config, **overrides: Any) -> _Config:
+        """Return a copy with some settings changed.
+
+        Raises:
+            TypeError: If a name is not a setting of this config (the message suggests
+                the closest one).
+
+        """
+        names = [item.name for item in fields(self)]
+        for key in overrides:
+            if key not in names:
+                close = difflib.get_close_matches(key, names, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise TypeError(f"{type(self).__name__} has no setting {key!r}{hint}")
+        return dataclasses.replace(self, **overrides)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the settings as a JSON-serialisable dict."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls: type[_Config], data: dict[str, Any]) -> _Config:
+        """Build a config from :meth:`to_dict` output (unknown keys raise ``TypeError``)."""
+        return cls().replace(**data)
+
+    def save(self, path: str | Path) -> None:
+        """Write the settings as JSON."""
+        Path(path).write_text(json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n")
+
+    @classmethod
+    def load(cls: type[_Config], path: str | Path) -> _Config:
+        """Read settings written by :meth:`save`."""
+        return cls.from_dict(json.loads(Path(path).read_text()))
+
+
+def resolve_mixed_precision(mode: str) -> str:
+    """Turn ``"auto"`` into ``"bf16"`` on a bf16-capable GPU and ``"no"`` elsewhere.
+
+    Args:
+        mode: One of :data:`MIXED_PRECISION_MODES`.
+
+    Returns:
+        The mode to hand to ``accelerate``.
+
+    """
+    if mode != "auto":
+        return mode
+    import torch
+
+    if torch.cuda.is_available() and torch.cuda.is_bf16_supported():
+        return "bf16"
+    return "no"

@@ -1,0 +1,144 @@
+"""Model pieces the algorithms share: weight files, a scalar value head, text encoding."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+__all__ = [
+    "ValueHeadModel",
+    "clone_model",
+    "encode_texts",
+    "load_weights",
+    "save_causal_lm",
+]
+
+
+def clone_model(model: nn.Module) -> nn.Module:
+    """Return an independent copy of ``model`` (same device and dtype), in eval mode."""
+    clone = copy.deepcopy(model)
+    clone.eval()
+    return clone
+
+
+def save_causal_lm(model: Any, state_dict: dict[str, Any], directory: Path) -> None:
+    """Write a ``transformers`` model's weights and config with ``save_pretrained``.
+
+    Args:
+        model: The unwrapped model (gives the config and the tied-weight layout).
+        state_dict: Its full state dict (``accelerator.get_state_dict``: gathered under
+            FSDP/DeepSpeed).
+        directory: Destination folder.
+
+    """
+    model.save_pretrained(str(directory), state_dict=state_dict, safe_serialization=True)
+
+
+def load_weights(model: nn.Module, directory: Path) -> None:
+    """Load weights written by :func:`save_causal_lm` (one file or shards) into ``model``."""
+    from accelerate.utils import load_checkpoint_in_model
+
+    load_checkpoint_in_model(model, str(directory), strict=True)
+
+
+def encode_texts(
+    tokenizer: Any, texts: Sequence[str], *, max_length: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Tokenize texts right-padded, keeping each text's *end* when it is too long.
+
+    Value heads read the last token, so the end (the latest turn) is what must survive.
+
+    Returns:
+        ``(input_ids, attention_mask)``, each ``(batch, length)``.
+
+    Raises:
+        ValueError: If there are no texts or one tokenizes to nothing.
+
+    """
+    if not texts:
+        raise ValueError("no texts to encode")
+    rows = tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+    rows = [row[-max_length:] for row in rows]
+    for index, row in enumerate(rows):
+        if not row:
+            raise ValueError(f"text {index} is empty after tokenization")
+    width = max(len(row) for row in rows)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+    input_ids = torch.full((len(rows), width), pad, dtype=torch.long)
+    attention_mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for index, row in enumerate(rows):
+        input_ids[index, : len(row)] = torch.tensor(row, dtype=torch.long)
+        attention_mask[index, : len(row)] = 1
+    return input_ids, attention_mask
+
+
+class ValueHeadModel(nn.Module):
+    """Scalar heads on a causal LM's last hidden state at the last real token.
+
+    Used by ArCHer (Q1, Q2 and V heads) and by SWEET-RL's value-head ablation. The LM
+    head is not run (an 8B model's 128k-word projection would dominate memory); an
+    untied LM head is frozen so that distributed training sees no unused parameters.
+
+    Args:
+        lm: A ``transformers`` causal LM (its ``base_model`` gives the hidden states).
+        num_heads: Number of scalar outputs.
+
+    """
+
+    def __init__(self, lm: Any, num_heads: int = 1):
+        super().__init__()
+        if num_heads < 1:
+            raise ValueError(f"num_heads must be at least 1, got {num_heads}")
+        self.lm = lm
+        output = lm.get_output_embeddings()
+        if output is not None and output.weight is not lm.get_input_embeddings().weight:
+            output.requires_grad_(False)
+        hidden = lm.config.get_text_config().hidden_size
+        self.heads = nn.Linear(hidden, num_heads)
+        param = next(lm.parameters())
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(0)  # the same head for the same backbone, whatever the caller did
+            nn.init.normal_(self.heads.weight, std=hidden**-0.5)
+            nn.init.zeros_(self.heads.bias)
+        self.heads.to(device=param.device, dtype=torch.float32)
+
+    def gradient_checkpointing_enable(self, **kwargs: Any) -> None:
+        """Turn on gradient checkpointing in the backbone."""
+        self.lm.gradient_checkpointing_enable(**kwargs)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        """Return ``(batch, num_heads)`` values in float32 (inputs right-padded)."""
+        hidden = self.lm.base_model(input_ids=input_ids, attention_mask=attention_mask)
+        hidden = hidden.last_hidden_state
+        last = attention_mask.sum(dim=1) - 1
+        picked = hidden[torch.arange(hidden.shape[0], device=hidden.device), last]
+        return self.heads(picked.float())
+
+    def save(self, state_dict: dict[str, Any], directory: Path) -> None:
+        """Write the backbone (``save_pretrained``) and the heads (safetensors)."""
+        from safetensors.torch import save_file
+
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        lm_state = {k[len("lm.") :]: v for k, v in state_dict.items() if k.startswith("lm.")}
+        head_state = {
+            k[len("heads.") :]: v.contiguous()
+            for k, v in state_dict.items()
+            if k.startswith("heads.")
+        }
+        save_causal_lm(self.lm, lm_state, directory / "lm")
+        save_file(head_state, str(directory / "heads.safetensors"))
+
+    def load(self, directory: Path) -> None:
+        """Load weights written by :meth:`save`."""
+        from safetensors.torch import load_file
+
+        directory = Path(directory)
+        load_weights(self.lm, directory / "lm")
+        state = load_file(str(directory / "heads.safetensors"))
+        self.heads.load_state_dict({k: v.to(self.heads.weight.device) for k, v in state.items()})

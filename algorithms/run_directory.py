@@ -1,0 +1,198 @@
+"""A training run on disk: stage results, checkpoints and the progress record used to resume.
+
+Layout under ``output_dir``::
+
+    progress.json            algorithm, data fingerprint, per-stage status and checkpoint
+    tensorboard/             TensorBoard events
+    stages/<stage>/model/    the final weights of a finished training stage
+    stages/<stage>/checkpoint-<step>/   the latest mid-stage checkpoint (accelerate state)
+    stages/<name>.json       results of expensive non-training steps (reference log-probs,
+                             sampled candidates), so a resumed run does not redo them
+
+``progress.json`` is rewritten atomically after each checkpoint has been written whole,
+so a crash at any moment leaves a record that points at complete files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["RunDirectory", "fingerprint"]
+
+_FORMAT = "sweetrl-gym/run/v1"
+
+
+def fingerprint(parts: Iterable[Any]) -> str:
+    """Return a short stable hash of JSON-serialisable parts (data and settings)."""
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(json.dumps(part, sort_keys=True, default=str).encode())
+        digest.update(b"\n")
+    return digest.hexdigest()[:16]
+
+
+def _write_json(path: Path, data: Any) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    os.replace(temporary, path)
+
+
+class RunDirectory:
+    """Progress of one ``fit`` call, persisted under ``root`` (or kept in memory).
+
+    Args:
+        root: The run's ``output_dir``; ``None`` keeps nothing on disk.
+        algorithm: The algorithm's name (recorded; a mismatch on resume raises).
+        data_fingerprint: Hash of the training data and settings; a mismatch on resume
+            raises, since the checkpoints would belong to another run.
+        resume: Continue the run recorded in ``root``. Without it an existing run there
+            is an error, so that nothing is overwritten by accident.
+        is_main: Whether this process writes (the others only read).
+
+    Raises:
+        FileExistsError: If ``root`` holds a run and ``resume`` is false.
+        ValueError: If resuming a run of another algorithm or other data.
+
+    """
+
+    def __init__(
+        self,
+        root: str | Path | None,
+        *,
+        algorithm: str,
+        data_fingerprint: str,
+        resume: bool = False,
+        is_main: bool = True,
+    ):
+        self.root = None if root is None else Path(root)
+        self.is_main = is_main
+        self.progress: dict[str, Any] = {
+            "format": _FORMAT,
+            "algorithm": algorithm,
+            "fingerprint": data_fingerprint,
+            "stages": {},
+        }
+        if self.root is None:
+            return
+        recorded = self._read()
+        if recorded is not None and not resume:
+            raise FileExistsError(
+                f"{self.root} already holds a run of {recorded.get('algorithm')!r}; pass "
+                f"resume=True to continue it, or choose another output_dir"
+            )
+        if recorded is not None:
+            for key, want in (("algorithm", algorithm), ("fingerprint", data_fingerprint)):
+                if recorded.get(key) != want:
+                    raise ValueError(
+                        f"cannot resume {self.root}: it was started with {key} "
+                        f"{recorded.get(key)!r}, this run has {want!r} (other data or "
+                        f"settings); use a new output_dir"
+                    )
+            self.progress = recorded
+        if self.is_main:
+            (self.root / "stages").mkdir(parents=True, exist_ok=True)
+            self._save()
+
+    def _read(self) -> dict[str, Any] | None:
+        path = self.root / "progress.json"
+        if not path.exists():
+            return None
+        try:
+            data = json.loads(path.read_text())
+        except json.JSONDecodeError as error:
+            raise ValueError(
+                f"{path} is not valid JSON ({error}); remove it to start over"
+            ) from None
+        if data.get("format") != _FORMAT:
+            raise ValueError(
+                f"{path} is not a sweetrl-gym run record (format {data.get('format')!r})"
+            )
+        return data
+
+    def _save(self) -> None:
+        if self.root is not None and self.is_main:
+            _write_json(self.root / "progress.json", self.progress)
+
+    @property
+    def tensorboard_dir(self) -> Path | None:
+        """Where TensorBoard events go (``None`` without a root)."""
+        return None if self.root is None else self.root / "tensorboard"
+
+    def stage_dir(self, stage: str) -> Path | None:
+        """Return (and create) the folder of ``stage``; ``None`` without a root."""
+        if self.root is None:
+            return None
+        path = self.root / "stages" / stage
+        if self.is_main:
+            path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def _stage(self, stage: str) -> dict[str, Any]:
+        return self.progress["stages"].setdefault(stage, {"done": False})
+
+    def is_done(self, stage: str) -> bool:
+        """Whether ``stage`` finished in this run (its results are on disk)."""
+        return self.root is not None and bool(self._stage(stage).get("done"))
+
+    def stage_metrics(self, stage: str) -> dict[str, float]:
+        """Return the final metrics recorded for ``stage``."""
+        return dict(self._stage(stage).get("metrics", {}))
+
+    def mark_done(self, stage: str, metrics: dict[str, float]) -> None:
+        """Record that ``stage`` finished, with its metrics; drop its checkpoints."""
+        record = self._stage(stage)
+        old = record.pop("checkpoint", None)
+        record.update(done=True, metrics=dict(metrics))
+        self._save()
+        if old and self.is_main:
+            shutil.rmtree(self.root / old, ignore_errors=True)
+
+    def checkpoint(self, stage: str) -> tuple[Path, int, int] | None:
+        """Return ``(path, optimizer step, global step)`` of the latest checkpoint, if any."""
+        record = self._stage(stage)
+        if self.root is None or not record.get("checkpoint"):
+            return None
+        return self.root / record["checkpoint"], int(record["step"]), int(record["global_step"])
+
+    def new_checkpoint_path(self, stage: str, step: int) -> Path | None:
+        """Return the folder a checkpoint at ``step`` of ``stage`` is written to."""
+        directory = self.stage_dir(stage)
+        return None if directory is None else directory / f"checkpoint-{step}"
+
+    def record_checkpoint(self, stage: str, path: Path, step: int, global_step: int) -> None:
+        """Point the record at a fully written checkpoint and delete the previous one."""
+        record = self._stage(stage)
+        old = record.get("checkpoint")
+        record.update(
+            checkpoint=str(path.relative_to(self.root)), step=step, global_step=global_step
+        )
+        self._save()
+        if old and old != record["checkpoint"] and self.is_main:
+            shutil.rmtree(self.root / old, ignore_errors=True)
+
+    def cached(self, name: str, compute: Callable[[], Any], wait: Callable[[], None]) -> Any:
+        """Return the JSON result ``name``, computing and storing it the first time.
+
+        The main process computes and writes; the others wait for it and read (so
+        sampling is done once and every process sees the same data). Without a root,
+        every process computes.
+
+        Args:
+            name: File stem under ``stages/``.
+            compute: Builds the JSON-serialisable result.
+            wait: A barrier across processes (``accelerator.wait_for_everyone``).
+
+        """
+        if self.root is None:
+            return compute()
+        path = self.root / "stages" / f"{name}.json"
+        if not path.exists() and self.is_main:
+            _write_json(path, compute())
+        wait()
+        return json.loads(path.read_text())

@@ -1,0 +1,181 @@
+"""The shared machinery: configs, callbacks, TensorBoard, checkpoints and resume (via RejectionFT)."""
+
+import math
+
+import pytest
+import torch
+
+from agents import OracleAgent, TransformersAgent
+from algorithms import (
+    Algorithm,
+    Callback,
+    EvaluateCallback,
+    MultiTurnDPOConfig,
+    RejectionFT,
+    RejectionFTConfig,
+    StopAfterSteps,
+    SweetRLConfig,
+)
+from tests.algorithms.conftest import FAST
+from tests.conftest import make_tasks
+from tests.tiny_lm import make_tiny_lm
+
+
+def fresh_policy():
+    model, tokenizer = make_tiny_lm(seed=0)
+    return TransformersAgent(model, tokenizer, device="cpu", max_new_tokens=8, seed=0)
+
+
+def weights(agent):
+    return {k: v.detach().clone() for k, v in agent.model.state_dict().items()}
+
+
+def test_config_defaults_are_the_papers():
+    config = SweetRLConfig()
+    assert (config.learning_rate, config.critic_learning_rate) == (2e-7, 2e-7)
+    assert (config.critic_epochs, config.num_epochs) == (4, 1)
+    assert (config.dpo_beta, config.critic_beta, config.nll_coef) == (0.1, 0.1, 0.01)
+    assert (config.num_candidates, config.candidate_temperature, config.candidate_fraction) == (
+        16,
+        1.0,
+        0.1,
+    )
+    assert config.pairs_per_turn == 4 and config.length_normalize and config.critic_uses_reference
+    assert config.gradient_checkpointing and config.mixed_precision == "auto"
+
+
+def test_config_rejects_typos_and_bad_values(tiny_policy):
+    with pytest.raises(TypeError, match="did you mean 'learning_rate'"):
+        RejectionFT(tiny_policy, learning_rte=1e-5)
+    with pytest.raises(ValueError, match="learning_rate must be > 0"):
+        RejectionFTConfig(learning_rate=0)
+    with pytest.raises(ValueError, match="mixed_precision"):
+        RejectionFTConfig(mixed_precision="fp8")
+    with pytest.raises(ValueError, match="select must be one of"):
+        RejectionFTConfig(select="best")
+    with pytest.raises(ValueError, match="num_candidates"):
+        SweetRLConfig(num_candidates=1)
+    with pytest.raises(TypeError, match="needs a RejectionFTConfig"):
+        RejectionFT(tiny_policy, MultiTurnDPOConfig())
+    with pytest.raises(TypeError, match="TransformersAgent"):
+        RejectionFT(OracleAgent())
+
+
+def test_config_round_trips_through_json(tmp_path):
+    config = SweetRLConfig(critic_head="value", output_dir=tmp_path, num_candidates=4)
+    config.save(tmp_path / "config.json")
+    assert SweetRLConfig.load(tmp_path / "config.json") == config
+
+
+def test_empty_buffer_is_a_clear_error(tiny_policy):
+    with pytest.raises(ValueError, match="buffer is empty"):
+        RejectionFT(tiny_policy, **FAST).fit([])
+
+
+def test_tensorboard_gets_namespaced_scalars(shared_buffer, tiny_policy, tmp_path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    algo = RejectionFT(tiny_policy, output_dir=tmp_path / "run", **FAST)
+    algo.fit(shared_buffer)
+    events = EventAccumulator(str(tmp_path / "run" / "tensorboard"))
+    events.Reload()
+    tags = set(events.Tags()["scalars"])
+    assert {"train/loss", "train/learning_rate", "train/grad_norm"} <= tags
+    losses = [event.value for event in events.Scalars("train/loss")]
+    assert len(losses) == math.ceil(
+        shared_buffer.filter(lambda t: t.success).num_turns / FAST["batch_size"]
+    )
+    assert all(math.isfinite(v) for v in losses)
+    assert (tmp_path / "run" / "metrics.json").exists()
+
+
+def test_gradient_accumulation_takes_fewer_optimizer_steps(shared_buffer, tiny_policy):
+    algo = RejectionFT(tiny_policy, **{**FAST, "gradient_accumulation_steps": 3})
+    algo.fit(shared_buffer)
+    turns = shared_buffer.filter(lambda t: t.success).num_turns
+    steps = [step for step, key, _ in algo.history if key == "train/loss"]
+    assert len(steps) == math.ceil(math.ceil(turns / FAST["batch_size"]) / 3)
+
+
+def test_an_existing_run_is_not_overwritten(shared_buffer, tiny_policy, tmp_path):
+    RejectionFT(tiny_policy, output_dir=tmp_path, **FAST).fit(shared_buffer)
+    with pytest.raises(FileExistsError, match="resume=True"):
+        RejectionFT(fresh_policy(), output_dir=tmp_path, **FAST).fit(shared_buffer)
+    with pytest.raises(ValueError, match="other data or settings"):
+        RejectionFT(fresh_policy(), output_dir=tmp_path, **FAST).fit(shared_buffer[:6], resume=True)
+
+
+class RaiseAfter(Callback):
+    """Simulates a crash: raises after ``steps`` optimizer steps."""
+
+    def __init__(self, steps):
+        self.steps = steps
+
+    def on_step(self, algorithm, stage, step, metrics):
+        if step >= self.steps:
+            raise KeyboardInterrupt("simulated crash")
+
+
+def test_resume_after_a_crash_equals_an_uninterrupted_run(shared_buffer, tmp_path):
+    settings = {**FAST, "num_epochs": 2, "save_steps": 2}
+    clean = fresh_policy()
+    RejectionFT(clean, **settings).fit(shared_buffer)
+
+    crashed = fresh_policy()
+    with pytest.raises(KeyboardInterrupt):
+        RejectionFT(crashed, output_dir=tmp_path, callbacks=[RaiseAfter(5)], **settings).fit(
+            shared_buffer
+        )
+    assert (
+        tmp_path / "stages" / "policy" / "checkpoint-4"
+    ).is_dir()  # the last one before the crash
+
+    resumed = fresh_policy()  # a new process would start from the initial weights
+    algo = RejectionFT(resumed, output_dir=tmp_path, **settings)
+    algo.fit(shared_buffer, resume=True)
+    for key, value in weights(clean).items():
+        torch.testing.assert_close(resumed.model.state_dict()[key], value, rtol=0, atol=1e-6)
+    assert not (
+        tmp_path / "stages" / "policy" / "checkpoint-4"
+    ).exists()  # a finished stage drops them
+
+
+def test_a_callback_stops_training_and_resume_finishes_it(shared_buffer, tmp_path):
+    stopped_policy = fresh_policy()
+    algo = RejectionFT(stopped_policy, output_dir=tmp_path, callbacks=[StopAfterSteps(2)], **FAST)
+    metrics = algo.fit(shared_buffer)
+    assert algo.stopped
+    assert metrics["train/num_turns"] > 0
+    assert [key for _, key, _ in algo.history].count("train/loss") == 2
+    partial = weights(stopped_policy)
+
+    algo = RejectionFT(stopped_policy, output_dir=tmp_path, **FAST)
+    algo.fit(shared_buffer, resume=True)
+    assert not algo.stopped
+    assert any(not torch.equal(partial[k], v) for k, v in stopped_policy.model.state_dict().items())
+    assert [key for _, key, _ in algo.history].count("train/loss") > 2
+
+
+def test_evaluate_callback_logs_eval_metrics(shared_buffer, tiny_policy):
+    callback = EvaluateCallback(
+        "ColBench-Backend-v0",
+        num_tasks=2,
+        num_envs=2,
+        split="train",
+        env_kwargs={"tasks": make_tasks(2), "max_turns": 2},
+        progress=False,
+    )
+    metrics = RejectionFT(tiny_policy, callbacks=[callback], **FAST).fit(shared_buffer)
+    assert callback.results and metrics["eval/success_rate"] == callback.results[0]["success_rate"]
+    assert 0.0 <= metrics["eval/tests_passed"] <= 1.0
+
+
+def test_load_refuses_other_files(tmp_path, shared_buffer, tiny_policy):
+    with pytest.raises(FileNotFoundError, match=r"algorithm\.json"):
+        Algorithm.load(tmp_path)
+    algo = RejectionFT(tiny_policy, **FAST)
+    algo.save(tmp_path / "rft")
+    from algorithms import SweetRL
+
+    with pytest.raises(ValueError, match="holds a RejectionFT"):
+        SweetRL.load(tmp_path / "rft")
