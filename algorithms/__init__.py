@@ -1,9 +1,21 @@
-"""Algorithms: per-turn log-probs and pure losses (SWEET-RL and the baselines come next).
+"""Algorithms: SWEET-RL and its baselines behind ``Algorithm(policy, config).fit(buffer)``.
 
-Importing this package imports torch.
+Also the pieces they are built from: per-turn log-probs, pure losses, preference pairs,
+critic inputs, the training loop and its callbacks. Importing this package imports torch.
 """
 
-from algorithms.logprobs import TokenizedTurns, TurnLogProbs, encode_turns, turn_logprobs
+from algorithms.archer import ArCHer, ArCHerConfig, Transition, build_transitions
+from algorithms.base import Algorithm
+from algorithms.callbacks import Callback, EvaluateCallback, StopAfterSteps
+from algorithms.config import TrainingConfig
+from algorithms.critic_inputs import REFERENCE_HINT, critic_prompt, critic_prompts
+from algorithms.logprobs import (
+    TokenizedTurns,
+    TurnLogProbs,
+    encode_turns,
+    token_logprobs,
+    turn_logprobs,
+)
 from algorithms.losses import (
     DPOOutput,
     advantage_weighted_policy_loss,
@@ -18,22 +30,53 @@ from algorithms.losses import (
     turn_advantage,
     value_regression_loss,
 )
+from algorithms.models import ValueHeadModel
+from algorithms.multiturn_dpo import MultiTurnDPO, MultiTurnDPOConfig
+from algorithms.pairs import TrajectoryPair, TurnPair, split_pairs, trajectory_pairs, turn_pairs
+from algorithms.rejection_ft import RejectionFT, RejectionFTConfig, select_trajectories
+from algorithms.sweet_rl import SweetRL, SweetRLConfig
 
 __all__ = [
+    "REFERENCE_HINT",
+    "Algorithm",
+    "ArCHer",
+    "ArCHerConfig",
+    "Callback",
     "DPOOutput",
+    "EvaluateCallback",
+    "MultiTurnDPO",
+    "MultiTurnDPOConfig",
+    "RejectionFT",
+    "RejectionFTConfig",
+    "StopAfterSteps",
+    "SweetRL",
+    "SweetRLConfig",
     "TokenizedTurns",
+    "TrainingConfig",
+    "TrajectoryPair",
+    "Transition",
     "TurnLogProbs",
+    "TurnPair",
+    "ValueHeadModel",
     "advantage_weighted_policy_loss",
     "bradley_terry_loss",
+    "build_transitions",
+    "critic_prompt",
+    "critic_prompts",
     "double_q_min",
     "dpo_loss",
     "encode_turns",
     "last_turn_scores",
+    "select_trajectories",
     "sft_loss",
     "soft_update",
+    "split_pairs",
     "td_targets",
+    "token_logprobs",
+    "trajectory_pairs",
     "trajectory_scores",
     "turn_advantage",
     "turn_logprobs",
+    "turn_pairs",
     "value_regression_loss",
 ]

@@ -1,0 +1,100 @@
+"""What a critic reads: the turn, formatted like the policy's, plus training-time information.
+
+SWEET-RL's asymmetric critic (and ArCHer's privileged variant) sees the reference
+solution the policy never sees. The paper words it as ``"In light that the final answer
+is: {ground_truth}."``; we add that sentence to the policy's system prompt so the rest of
+the input is exactly what the policy saw.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from agents.transformers_agent import TransformersAgent, validate_conversation
+from sweetrl_gym.local_lm import chat_prompt
+from sweetrl_gym.trajectory import Turn
+
+__all__ = ["REFERENCE_HINT", "critic_prompt", "critic_prompts"]
+
+REFERENCE_HINT = "In light that the final answer is: {ground_truth}."
+"""The paper's sentence giving the critic the reference solution (``str.format`` fields
+name keys of ``Trajectory.reference``)."""
+
+
+def critic_prompts(
+    policy: TransformersAgent,
+    items: Sequence[tuple[Turn, Mapping[str, Any]]],
+    hint_template: str | None = REFERENCE_HINT,
+) -> list[str]:
+    """Format each turn's state as a critic sees it.
+
+    The turn's messages go through the policy's chat template with the policy's system
+    prompt (or the conversation's own), exactly as :meth:`TransformersAgent.format_prompts`
+    does; with a ``hint_template`` (e.g. :data:`REFERENCE_HINT`) the hint, formatted with
+    the turn's reference, is appended to that system prompt.
+
+    Args:
+        policy: Gives the chat template and the system prompt.
+        items: ``(turn, reference)`` pairs; the reference is the trajectory's.
+        hint_template: A ``str.format`` template over the reference's keys; ``None``:
+            no hint.
+
+    Returns:
+        One prompt per item, ending with the assistant generation prompt.
+
+    Raises:
+        ValueError: If a reference lacks a key the template needs, or a turn's messages
+            are malformed.
+
+    """
+    return [
+        critic_prompt(policy, turn, reference, hint_template, where=f"critic prompt {index}")
+        for index, (turn, reference) in enumerate(items)
+    ]
+
+
+def critic_prompt(
+    policy: TransformersAgent,
+    turn: Turn,
+    reference: Mapping[str, Any],
+    hint_template: str | None = REFERENCE_HINT,
+    *,
+    where: str = "critic prompt",
+) -> str:
+    """Format one turn's state as a critic sees it (see :func:`critic_prompts`).
+
+    Args:
+        policy: Gives the chat template and the system prompt.
+        turn: The turn; its messages are the state.
+        reference: The trajectory's training-time information.
+        hint_template: ``str.format`` template over the reference's keys; ``None``: no hint.
+        where: Names the turn in error messages.
+
+    """
+    messages = validate_conversation(turn.messages, 0)
+    system = policy.system_prompt
+    if messages and messages[0]["role"] == "system":  # the conversation brings its own
+        system, messages = messages[0]["content"], messages[1:]
+    if hint_template is not None:
+        hint = _format_hint(hint_template, reference, where)
+        system = hint if system is None else f"{system}\n\n{hint}"
+    return chat_prompt(policy.tokenizer, messages, system)
+
+
+def _format_hint(template: str, reference: Mapping[str, Any], where: str) -> str:
+    fields = {
+        re.split(r"[.\[]", name, maxsplit=1)[0]
+        for _, name, _, _ in string.Formatter().parse(template)
+        if name
+    }
+    missing = sorted(fields - set(reference))
+    if missing:
+        raise ValueError(
+            f"{where}: the reference has no {', '.join(map(repr, missing))} (it has "
+            f"{sorted(reference)}); the critic's hint {template!r} needs it — collect with "
+            f"agents.collect (it records info['reference']) or turn critic_uses_reference off"
+        )
+    return template.format_map(reference)

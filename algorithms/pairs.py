@@ -1,0 +1,162 @@
+"""Preference pairs: trajectory-level (same task, better vs worse) and turn-level (best-of-n).
+
+Both builders are pure and seeded, so pairs are the same on every process and every
+resumed run.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer
+
+__all__ = ["TrajectoryPair", "TurnPair", "split_pairs", "trajectory_pairs", "turn_pairs"]
+
+
+@dataclass(frozen=True)
+class TrajectoryPair:
+    """Two episodes of one task, the first scored strictly higher.
+
+    Attributes:
+        task_id: The task both played.
+        chosen: The better trajectory (the task's best).
+        rejected: A strictly worse one.
+
+    """
+
+    task_id: str
+    chosen: Trajectory
+    rejected: Trajectory
+
+
+@dataclass(frozen=True)
+class TurnPair:
+    """Two candidate actions for one turn, the first ranked higher by the critic.
+
+    Attributes:
+        messages: The chat before the action (the turn's context, OpenAI format).
+        chosen: The preferred action.
+        rejected: The other action.
+        chosen_score: The critic's score of ``chosen``.
+        rejected_score: The critic's score of ``rejected``.
+
+    """
+
+    messages: tuple[dict[str, str], ...]
+    chosen: str
+    rejected: str
+    chosen_score: float = 0.0
+    rejected_score: float = 0.0
+
+
+def trajectory_pairs(
+    buffer: TrajectoryBuffer | Sequence[Trajectory],
+    *,
+    success_only: bool = True,
+    min_reward_gap: float = 0.0,
+) -> list[TrajectoryPair]:
+    """Pair each task's best trajectory with every strictly worse one (SWEET-RL step 1).
+
+    Args:
+        buffer: Trajectories; several per task (the paper collects k=3).
+        success_only: Keep only tasks whose best trajectory succeeded (the paper's
+            choice; partial credit is noisier).
+        min_reward_gap: A rejected trajectory must score below the best by more than
+            this (``0``: any strictly lower reward).
+
+    Returns:
+        Pairs, tasks in order of first appearance; ties for best go to the first.
+
+    """
+    groups: dict[str, list[Trajectory]] = {}
+    for trajectory in buffer:
+        groups.setdefault(trajectory.task_id, []).append(trajectory)
+    pairs = []
+    for task_id, trajectories in groups.items():
+        best = max(trajectories, key=lambda t: t.reward)  # max keeps the first of ties
+        if success_only and not best.success:
+            continue
+        pairs.extend(
+            TrajectoryPair(task_id, best, other)
+            for other in trajectories
+            if best.reward - other.reward > min_reward_gap
+        )
+    return pairs
+
+
+def split_pairs(
+    pairs: Sequence[TrajectoryPair], *, held_out_fraction: float, seed: int = 0
+) -> tuple[list[TrajectoryPair], list[TrajectoryPair]]:
+    """Split pairs by task into training and held-out sets (no task in both).
+
+    Args:
+        pairs: From :func:`trajectory_pairs`.
+        held_out_fraction: Share of tasks held out, in ``[0, 1)``. With at least two
+            tasks and a positive fraction, at least one task is held out and one kept.
+        seed: Seeds the choice of tasks.
+
+    Returns:
+        ``(train, held_out)``.
+
+    """
+    if not 0.0 <= held_out_fraction < 1.0:
+        raise ValueError(f"held_out_fraction must be in [0, 1), got {held_out_fraction}")
+    tasks = list(dict.fromkeys(pair.task_id for pair in pairs))
+    count = round(len(tasks) * held_out_fraction)
+    if held_out_fraction > 0 and len(tasks) >= 2:
+        count = min(max(count, 1), len(tasks) - 1)
+    order = np.random.default_rng([seed, zlib.crc32(b"split_pairs")]).permutation(len(tasks))
+    held = {tasks[i] for i in order[:count]}
+    return [p for p in pairs if p.task_id not in held], [p for p in pairs if p.task_id in held]
+
+
+def turn_pairs(
+    messages: Sequence[dict[str, str]],
+    candidates: Sequence[str],
+    scores: Sequence[float],
+    *,
+    num_pairs: int = 4,
+    rng: np.random.Generator,
+) -> list[TurnPair]:
+    """Pair candidates of the top half with candidates of the bottom half (SWEET-RL step 4).
+
+    The candidates are ranked by score; each pair draws one from the upper half and one
+    from the lower half (for an odd count the median goes to neither), without reusing
+    a (chosen, rejected) combination. Pairs whose scores tie are skipped: they carry
+    no preference.
+
+    Args:
+        messages: The turn's context.
+        candidates: Sampled actions for the turn.
+        scores: The critic's score of each candidate.
+        num_pairs: Pairs to draw (the paper: 4); fewer when there are not enough.
+        rng: Source of randomness.
+
+    Returns:
+        Up to ``num_pairs`` pairs.
+
+    """
+    if len(candidates) != len(scores):
+        raise ValueError(f"{len(candidates)} candidates but {len(scores)} scores")
+    ranked = sorted(range(len(candidates)), key=lambda i: -scores[i])
+    half = len(ranked) // 2
+    top, bottom = ranked[:half], ranked[len(ranked) - half :]
+    combos = [(c, r) for c in top for r in bottom if scores[c] > scores[r]]
+    if not combos:
+        return []
+    picked = rng.choice(len(combos), size=min(num_pairs, len(combos)), replace=False)
+    context = tuple(dict(m) for m in messages)
+    return [
+        TurnPair(
+            context,
+            candidates[combos[i][0]],
+            candidates[combos[i][1]],
+            float(scores[combos[i][0]]),
+            float(scores[combos[i][1]]),
+        )
+        for i in sorted(picked)
+    ]
