@@ -1,0 +1,575 @@
+"""DPO training speed and memory: our ``SweetRL.fit_policy`` vs TRL's ``DPOTrainer``.
+
+Reads top to bottom: make deterministic synthetic turn pairs (multi-turn ColBench-like
+contexts, each with two different replies, trimmed to fit ``--max-length``) -> train the
+same model init on the same pairs twice, each side in its own fresh process so its peak
+memory is its own: ours (``fit_policy`` with ``nll_coef=0``: plain sigmoid DPO) and TRL
+(``DPOTrainer`` with ``precompute_ref_log_probs=True``, on the *same* prompt strings,
+formatted once with the policy's chat template and system prompt) -> both with the same
+batch size, precision, optimizer steps, learning rate, schedule and gradient clipping ->
+report, for each, wall time of the training part (from the first forward pass with
+gradients to the end; the frozen reference pass before it is timed apart), real
+(non-pad) tokens/s counted at the model's input, peak memory above the process's
+baseline, and the ratios ours/TRL.
+
+    python -m benchmarks.dpo_speed --model default --pairs 16 --batch-size 4 --max-length 512
+
+Needs TRL: ``pip install "sweetrl-gym[bench]"``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import math
+import os
+import platform
+import random
+import tempfile
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+from algorithms.pairs import TurnPair
+
+_RESULTS = Path(__file__).parent / "results" / "dpo_speed.json"
+_INSTALL_HINT = 'pip install "sweetrl-gym[bench]"'
+SIDES = ("ours", "trl")
+
+# -- 1. Synthetic pairs: a ColBench-like backend dialogue and two different replies --------
+
+_FUNCTIONS = (
+    "compute_discount",
+    "grade_student",
+    "parse_log_line",
+    "merge_orders",
+    "rank_players",
+    "normalize_scores",
+    "bucket_ages",
+    "estimate_shipping",
+)
+_SUBJECTS = (
+    "the total price",
+    "each score",
+    "the list of orders",
+    "the user's age",
+    "the threshold",
+    "an empty input",
+    "the return value",
+    "the bonus points",
+    "duplicate entries",
+    "negative numbers",
+    "the tax rate",
+    "the final dictionary",
+)
+_VERBS = ("rounds", "sorts", "filters", "groups", "clips", "sums", "counts", "checks")
+_DETAILS = (
+    "to two decimal places",
+    "in descending order",
+    "by the first letter",
+    "when it is above 100",
+    "only if the flag is set",
+    "as a percentage",
+    "and ignores None values",
+    "before applying the discount",
+)
+
+
+def _sentence(rng: random.Random) -> str:
+    return (
+        f"It {rng.choice(_VERBS)} {rng.choice(_SUBJECTS)} {rng.choice(_DETAILS)}, "
+        f"then {rng.choice(_VERBS)} {rng.choice(_SUBJECTS)} {rng.choice(_DETAILS)}."
+    )
+
+
+def _question(rng: random.Random) -> str:
+    return (
+        f"What should happen with {rng.choice(_SUBJECTS)}? Should it be handled "
+        f"{rng.choice(_DETAILS)}, or {rng.choice(_DETAILS)}?"
+    )
+
+
+def _code(rng: random.Random, name: str) -> str:
+    lines = [f"def {name}(values, threshold=10, bonus=0):", "    result = []"]
+    for i in range(rng.randint(2, 6)):
+        lines += [f"    if values[{i}] > threshold:", f"        result.append(values[{i}] + bonus)"]
+    return "I WANT TO ANSWER:\n" + "\n".join([*lines, "    return result"])
+
+
+def synthetic_pairs(count: int, seed: int = 0) -> list[TurnPair]:
+    """Return ``count`` deterministic turn pairs: a 1-4 exchange dialogue, then two replies."""
+    rng = random.Random(seed)
+    pairs = []
+    for _ in range(count):
+        name = rng.choice(_FUNCTIONS)
+        task = f"I need a Python function `{name}`. " + " ".join(
+            _sentence(rng) for _ in range(rng.randint(1, 3))
+        )
+        messages = [{"role": "user", "content": task}]
+        for _ in range(rng.randint(0, 3)):
+            messages.append({"role": "assistant", "content": _question(rng)})
+            answer = " ".join(_sentence(rng) for _ in range(rng.randint(1, 2)))
+            messages.append({"role": "user", "content": answer})
+        chosen, rejected = _question(rng), _code(rng, name)
+        if rng.random() < 0.5:  # neither side is always the longer one
+            chosen, rejected = rejected, chosen
+        pairs.append(TurnPair(messages=tuple(messages), chosen=chosen, rejected=rejected))
+    return pairs
+
+
+def fit_pairs(pairs: Sequence[TurnPair], policy: Any, max_length: int) -> list[TurnPair]:
+    """Drop each context's oldest exchanges until prompt + reply + end token fit ``max_length``.
+
+    Both trainers then see every token: neither truncates (they would cut different ends).
+    """
+    tokenizer = policy.tokenizer
+
+    def length(messages: tuple[dict[str, str], ...], reply: str) -> int:
+        prompt = policy.format_prompts([list(messages)])[0]
+        ids = tokenizer([prompt, reply], add_special_tokens=False)["input_ids"]
+        return len(ids[0]) + len(ids[1]) + 1
+
+    fitted = []
+    for pair in pairs:
+        messages = pair.messages
+        while max(length(messages, pair.chosen), length(messages, pair.rejected)) > max_length:
+            if len(messages) < 3:
+                need = max(length(messages, pair.chosen), length(messages, pair.rejected))
+                raise ValueError(
+                    f"--max-length {max_length} is too short: a pair needs {need} tokens"
+                )
+            messages = (messages[0], *messages[3:])  # keep the task, drop the oldest Q&A
+        fitted.append(TurnPair(messages=messages, chosen=pair.chosen, rejected=pair.rejected))
+    return fitted
+
+
+# -- 2. What every side measures, in its own process ---------------------------------------
+
+
+class _Meter:
+    """Watches training from outside both trainers: tokens, wall and CPU clocks, memory.
+
+    Hooks on the top-level model see every forward pass: those without gradients are the
+    frozen reference pass, the first with gradients starts the training part. Global
+    optimizer-step hooks (``torch.optim``) time each optimizer step and mark where the
+    next step begins. CPU time is recorded next to wall time: on a shared machine it
+    moves less when other work competes for the cores.
+    """
+
+    def __init__(self, model: Any, device: str):
+        from torch.optim.optimizer import (
+            register_optimizer_step_post_hook,
+            register_optimizer_step_pre_hook,
+        )
+
+        self.device = device
+        self.reference_start: tuple[float, float] | None = None
+        self.reference_end: tuple[float, float] | None = None
+        self.reference_tokens = 0
+        self.train_start: tuple[float, float] | None = None
+        self.forwards: list[tuple[float, int]] = []  # (wall start, real tokens) with gradients
+        self.padded_tokens = 0
+        self.forward_seconds = 0.0
+        self.optimizer_seconds = 0.0
+        self.step_ends: list[float] = []
+        self.peak_after_reference = 0.0
+        self._forward_start = self._optimizer_start = 0.0
+        self._handles = [
+            model.register_forward_pre_hook(self._before_forward, with_kwargs=True),
+            model.register_forward_hook(self._after_forward),
+            register_optimizer_step_pre_hook(self._before_step),
+            register_optimizer_step_post_hook(self._after_step),
+        ]
+
+    @staticmethod
+    def now() -> tuple[float, float]:
+        """Return (wall, CPU) clock readings."""
+        return time.perf_counter(), time.process_time()
+
+    def _before_forward(self, module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        import torch
+
+        ids = kwargs.get("input_ids", args[0] if args else None)
+        mask = kwargs.get("attention_mask")
+        real = int(mask.sum()) if mask is not None else int(ids.numel())
+        now = self.now()
+        if torch.is_grad_enabled():
+            if self.train_start is None:
+                self.train_start = now
+                self.peak_after_reference = _peak_memory_mb(self.device)
+            self.forwards.append((now[0], real))
+            self.padded_tokens += int(ids.numel())
+        else:
+            self.reference_start = self.reference_start or now
+            self.reference_tokens += real
+        self._forward_start = now[0]
+
+    def _after_forward(self, module: Any, args: tuple[Any, ...], output: Any) -> None:
+        import torch
+
+        if torch.is_grad_enabled():
+            self.forward_seconds += time.perf_counter() - self._forward_start
+        else:
+            self.reference_end = self.now()
+
+    def _before_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        self._optimizer_start = time.perf_counter()
+
+    def _after_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
+        now = time.perf_counter()
+        self.optimizer_seconds += now - self._optimizer_start
+        self.step_ends.append(now)
+
+    def step_rates(self) -> list[float]:
+        """Real tokens/s of each optimizer step (from its first forward to its update)."""
+        rates, begin = [], 0
+        for end in self.step_ends:
+            inside = [f for f in self.forwards[begin:] if f[0] < end]
+            if inside:
+                rates.append(sum(t for _, t in inside) / (end - inside[0][0]))
+            begin += len(inside)
+        return rates
+
+    def close(self) -> None:
+        for handle in self._handles:
+            handle.remove()
+
+
+def _load_model(name: str, device: str) -> tuple[Any, Any]:
+    if name == "tiny":
+        from tests.tiny_lm import make_tiny_lm
+
+        return make_tiny_lm(seed=0)
+    from agents import load_default_model
+
+    return load_default_model(device=device)
+
+
+def _peak_memory_mb(device: str) -> float:
+    if device.startswith("cuda"):
+        import torch
+
+        return torch.cuda.max_memory_allocated() / 2**20
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def _train_ours(policy: Any, pairs: list[TurnPair], s: dict[str, Any]) -> dict[str, Any]:
+    from algorithms.callbacks import Callback, StopAfterSteps
+    from algorithms.sweet_rl import SweetRL
+
+    losses: list[float] = []
+
+    class _Losses(Callback):
+        def on_step(self, algorithm: Any, stage: str, step: int, metrics: Any) -> None:
+            losses.append(float(metrics["train/loss"]))
+
+    per_epoch = math.ceil(len(pairs) / (s["batch_size"] * s["gradient_accumulation_steps"]))
+    algo = SweetRL(
+        policy,
+        callbacks=[_Losses(), StopAfterSteps(s["steps"])],
+        nll_coef=0.0,  # plain sigmoid DPO, like TRL's default loss
+        dpo_beta=s["beta"],
+        learning_rate=s["learning_rate"],
+        num_epochs=math.ceil(s["steps"] / per_epoch),
+        batch_size=s["batch_size"],
+        gradient_accumulation_steps=s["gradient_accumulation_steps"],
+        max_length=s["max_length"],
+        mixed_precision=s["mixed_precision"],
+        gradient_checkpointing=s["gradient_checkpointing"],
+        lr_scheduler="constant",
+        warmup_steps=0,
+        weight_decay=0.0,
+        max_grad_norm=1.0,
+        seed=s["seed"],
+        progress=False,
+    )
+    algo.fit_policy(pairs)
+    return {
+        "losses": losses,
+        "optimizer": "torch.optim.AdamW, defaults (CPU: one tensor at a time; CUDA: foreach)",
+    }
+
+
+def _train_trl(policy: Any, pairs: list[TurnPair], s: dict[str, Any]) -> dict[str, Any]:
+    from datasets import Dataset
+    from transformers import PrinterCallback
+    from trl import DPOConfig, DPOTrainer
+
+    prompts = policy.format_prompts([list(p.messages) for p in pairs])
+    dataset = Dataset.from_dict(
+        {
+            "prompt": prompts,
+            "chosen": [p.chosen for p in pairs],
+            "rejected": [p.rejected for p in pairs],
+        }
+    )
+    # TRL defaults to bf16 and gradient checkpointing: set both to our settings.
+    fields = DPOConfig.__dataclass_fields__
+    checkpointing = (
+        "activation_checkpointing"
+        if "activation_checkpointing" in fields
+        else ("gradient_checkpointing")
+    )
+    with tempfile.TemporaryDirectory() as output_dir:
+        config = DPOConfig(
+            output_dir=output_dir,
+            per_device_train_batch_size=s["batch_size"],
+            gradient_accumulation_steps=s["gradient_accumulation_steps"],
+            max_steps=s["steps"],
+            learning_rate=s["learning_rate"],
+            lr_scheduler_type="constant",
+            warmup_steps=0,
+            weight_decay=0.0,
+            max_grad_norm=1.0,
+            bf16=s["mixed_precision"] == "bf16",
+            fp16=s["mixed_precision"] == "fp16",
+            beta=s["beta"],
+            loss_type=["sigmoid"],
+            precompute_ref_log_probs=True,
+            precompute_ref_batch_size=s["batch_size"],
+            max_length=s["max_length"],
+            seed=s["seed"],
+            logging_steps=1,
+            save_strategy="no",
+            report_to="none",
+            disable_tqdm=True,
+            dataloader_num_workers=0,
+            use_cpu=s["device"] == "cpu",
+            **{checkpointing: s["gradient_checkpointing"]},
+        )
+        trainer = DPOTrainer(
+            model=policy.model,
+            args=config,
+            train_dataset=dataset,
+            processing_class=policy.tokenizer,
+        )
+        trainer.remove_callback(PrinterCallback)  # its per-step log lines; we keep the losses
+        trainer.train()
+    tokenized = trainer.train_dataset
+    return {
+        "losses": [entry["loss"] for entry in trainer.state.log_history if "loss" in entry],
+        "optimizer": str(config.optim.value if hasattr(config.optim, "value") else config.optim),
+        "_trl_ids": [
+            (row["prompt_ids"], row["chosen_ids"], row["rejected_ids"]) for row in tokenized
+        ],
+    }
+
+
+def run_side(side: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """Train one side in this (fresh) process and measure it; returns a JSON-able dict."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    import torch
+    import transformers
+
+    from agents import TransformersAgent
+
+    if side == "trl":
+        import datasets  # noqa: F401  (imported before the baseline, like torch)
+        import trl  # noqa: F401
+    transformers.logging.set_verbosity_error()
+    if settings["threads"]:
+        torch.set_num_threads(settings["threads"])
+    device = settings["device"]
+    if device.startswith("cuda"):
+        torch.cuda.reset_peak_memory_stats()
+    baseline = _peak_memory_mb(device)
+
+    model, tokenizer = _load_model(settings["model"], device)
+    policy = TransformersAgent(model, tokenizer, device=device)
+    pairs = fit_pairs(
+        synthetic_pairs(settings["pairs"], settings["seed"]), policy, settings["max_length"]
+    )
+    meter = _Meter(policy.model, device)
+    start = meter.now()
+    extra = (_train_ours if side == "ours" else _train_trl)(policy, pairs, settings)
+    end = meter.now()
+    meter.close()
+    peak = _peak_memory_mb(device)
+
+    if meter.train_start is None:
+        raise RuntimeError(f"{side}: no training forward pass was seen")
+    reference_start = meter.reference_start or meter.train_start
+    reference_end = meter.reference_end or meter.train_start
+    train_seconds = end[0] - meter.train_start[0]
+    train_tokens = sum(tokens for _, tokens in meter.forwards)
+    rates = sorted(meter.step_rates())
+    result = {
+        "setup_seconds": round(reference_start[0] - start[0], 3),
+        "reference_pass_seconds": round(reference_end[0] - reference_start[0], 3),
+        "reference_pass_cpu_seconds": round(reference_end[1] - reference_start[1], 3),
+        "between_seconds": round(meter.train_start[0] - reference_end[0], 3),
+        "train_seconds": round(train_seconds, 3),
+        "train_cpu_seconds": round(end[1] - meter.train_start[1], 3),
+        "model_forward_seconds": round(meter.forward_seconds, 3),
+        "optimizer_step_seconds": round(meter.optimizer_seconds, 3),
+        "total_seconds": round(end[0] - start[0], 3),
+        "optimizer_steps": len(meter.step_ends),
+        "train_forwards": len(meter.forwards),
+        "train_tokens": train_tokens,
+        "train_padded_tokens": meter.padded_tokens,
+        "reference_tokens": meter.reference_tokens,
+        "tokens_per_s": round(train_tokens / train_seconds, 2),
+        "tokens_per_cpu_s": round(train_tokens / (end[1] - meter.train_start[1]), 2),
+        "step_tokens_per_s_median": round(rates[len(rates) // 2], 2) if rates else None,
+        "step_tokens_per_s_best": round(rates[-1], 2) if rates else None,
+        "reference_tokens_per_s": round(
+            meter.reference_tokens / max(reference_end[0] - reference_start[0], 1e-9), 2
+        ),
+        "peak_memory_mb": round(peak - baseline, 1),
+        "peak_memory_after_reference_mb": round(meter.peak_after_reference - baseline, 1),
+        "process_peak_mb": round(peak, 1),
+        "first_loss": round(extra["losses"][0], 5),
+        "last_loss": round(extra["losses"][-1], 5),
+        "optimizer": extra["optimizer"],
+        "torch_threads": torch.get_num_threads(),
+    }
+    if side == "trl":
+        result["token_check"] = _compare_tokens(
+            policy, pairs, extra["_trl_ids"], settings["max_length"]
+        )
+    return result
+
+
+def _compare_tokens(
+    policy: Any, pairs: list[TurnPair], trl_ids: list[Any], max_length: int
+) -> dict[str, Any]:
+    """Compare our tokenization of each (prompt, reply) with TRL's, sequence by sequence."""
+    from algorithms.logprobs import encode_turns
+
+    prompts = policy.format_prompts([list(p.messages) for p in pairs])
+    ours_total = trl_total = identical = 0
+    for side_index, attribute in ((1, "chosen"), (2, "rejected")):
+        encoded = encode_turns(
+            policy.tokenizer, prompts, [getattr(p, attribute) for p in pairs], max_length=max_length
+        )
+        for row, ids in enumerate(trl_ids):
+            ours = encoded.input_ids[row][encoded.attention_mask[row].bool()].tolist()
+            theirs = (list(ids[0]) + list(ids[side_index]))[:max_length]
+            ours_total += len(ours)
+            trl_total += len(theirs)
+            identical += ours == theirs
+    return {
+        "identical_sequences": identical,
+        "sequences": 2 * len(pairs),
+        "ours_tokens_per_epoch": ours_total,
+        "trl_tokens_per_epoch": trl_total,
+    }
+
+
+# -- 3. Run both sides, compare, write the results ------------------------------------------
+
+
+def _in_fresh_process(side: str, settings: dict[str, Any]) -> dict[str, Any]:
+    with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
+        return pool.submit(run_side, side, settings).result()
+
+
+def _notes(ours: dict[str, Any], trl: dict[str, Any]) -> list[str]:
+    notes = [
+        "Both sides: one forward per batch on chosen+rejected concatenated (2 x batch rows, "
+        "right-padded), frozen reference log-probs computed once before training, the same "
+        "sigmoid DPO loss (ours with nll_coef=0).",
+        "TRL computes per-token log-probs with a fused, chunked LM head (trl add_fused_lm_head: "
+        "no (batch, length, vocab) logits tensor; recomputed in backward); ours materializes "
+        "the full logits and a logsumexp over them (algorithms/logprobs.py token_logprobs).",
+        f"Optimizers: ours {ours['optimizer']}; TRL {trl['optimizer']}.",
+        "Ours tokenizes each batch inside the loss (algorithms/sweet_rl.py _policy_loss); "
+        "TRL tokenizes the dataset once before training (its setup_seconds).",
+    ]
+    return notes
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Run the benchmark; returns (and writes) the results."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", choices=("tiny", "default"), default="default")
+    parser.add_argument("--pairs", type=int, default=16)
+    parser.add_argument(
+        "--steps", type=int, default=None, help="optimizer steps (default: one epoch)"
+    )
+    parser.add_argument("--batch-size", type=int, default=4)
+    parser.add_argument("--gradient-accumulation-steps", type=int, default=1)
+    parser.add_argument("--max-length", type=int, default=512)
+    parser.add_argument("--mixed-precision", choices=("no", "bf16", "fp16", "auto"), default="no")
+    parser.add_argument("--gradient-checkpointing", action="store_true")
+    parser.add_argument("--learning-rate", type=float, default=1e-6)
+    parser.add_argument("--beta", type=float, default=0.1)
+    parser.add_argument(
+        "--repeats", type=int, default=1, help="alternate runs; keep each side's fastest"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=0, help="torch CPU threads (0: torch's default)"
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=_RESULTS)
+    args = parser.parse_args(argv)
+
+    if importlib.util.find_spec("trl") is None:
+        raise SystemExit(
+            f"benchmarks.dpo_speed compares against TRL, which is not installed: {_INSTALL_HINT}"
+        )
+    import torch
+    import trl
+
+    from algorithms.config import resolve_mixed_precision
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    per_epoch = math.ceil(args.pairs / (args.batch_size * args.gradient_accumulation_steps))
+    settings = {
+        "model": args.model,
+        "pairs": args.pairs,
+        "steps": args.steps or per_epoch,
+        "batch_size": args.batch_size,
+        "gradient_accumulation_steps": args.gradient_accumulation_steps,
+        "max_length": args.max_length,
+        "mixed_precision": resolve_mixed_precision(args.mixed_precision),
+        "gradient_checkpointing": args.gradient_checkpointing,
+        "learning_rate": args.learning_rate,
+        "beta": args.beta,
+        "seed": args.seed,
+        "threads": args.threads,
+        "device": device,
+    }
+    runs: dict[str, list[dict[str, Any]]] = {side: [] for side in SIDES}
+    for _ in range(args.repeats):
+        for side in SIDES:
+            runs[side].append(_in_fresh_process(side, settings))
+    best = {side: max(runs[side], key=lambda r: r["tokens_per_s"]) for side in SIDES}
+    ours, theirs = best["ours"], best["trl"]
+
+    result = {
+        "machine": {
+            "cpu_count": os.cpu_count(),
+            "processor": platform.processor() or platform.machine(),
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "trl": trl.__version__,
+            "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
+            "memory": "CUDA max_memory_allocated"
+            if device == "cuda"
+            else "ru_maxrss above baseline",
+        },
+        "settings": settings,
+        "repeats": args.repeats,
+        "ours": ours,
+        "trl": theirs,
+        "ratio_tokens_per_s": round(ours["tokens_per_s"] / theirs["tokens_per_s"], 3),
+        "ratio_peak_memory": round(ours["peak_memory_mb"] / theirs["peak_memory_mb"], 3),
+        "notes": _notes(ours, theirs),
+    }
+    print(json.dumps(result, indent=2))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    return result
+
+
+if __name__ == "__main__":
+    main()
