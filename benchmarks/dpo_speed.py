@@ -30,6 +30,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -43,40 +44,19 @@ SIDES = ("ours", "trl")
 # -- 1. Synthetic pairs: a ColBench-like backend dialogue and two different replies --------
 
 _FUNCTIONS = (
-    "compute_discount",
-    "grade_student",
-    "parse_log_line",
-    "merge_orders",
-    "rank_players",
-    "normalize_scores",
-    "bucket_ages",
-    "estimate_shipping",
-)
+    "compute_discount grade_student parse_log_line merge_orders rank_players normalize_scores "
+    "bucket_ages estimate_shipping"
+).split()
 _SUBJECTS = (
-    "the total price",
-    "each score",
-    "the list of orders",
-    "the user's age",
-    "the threshold",
-    "an empty input",
-    "the return value",
-    "the bonus points",
-    "duplicate entries",
-    "negative numbers",
-    "the tax rate",
-    "the final dictionary",
-)
-_VERBS = ("rounds", "sorts", "filters", "groups", "clips", "sums", "counts", "checks")
+    "the total price|each score|the list of orders|the user's age|the threshold|an empty input|"
+    "the return value|the bonus points|duplicate entries|negative numbers|the tax rate|"
+    "the final dictionary"
+).split("|")
+_VERBS = "rounds sorts filters groups clips sums counts checks".split()
 _DETAILS = (
-    "to two decimal places",
-    "in descending order",
-    "by the first letter",
-    "when it is above 100",
-    "only if the flag is set",
-    "as a percentage",
-    "and ignores None values",
-    "before applying the discount",
-)
+    "to two decimal places|in descending order|by the first letter|when it is above 100|"
+    "only if the flag is set|as a percentage|and ignores None values|before applying the discount"
+).split("|")
 
 
 def _sentence(rng: random.Random) -> str:
@@ -139,9 +119,7 @@ def fit_pairs(pairs: Sequence[TurnPair], policy: Any, max_length: int) -> list[T
         while max(length(messages, pair.chosen), length(messages, pair.rejected)) > max_length:
             if len(messages) < 3:
                 need = max(length(messages, pair.chosen), length(messages, pair.rejected))
-                raise ValueError(
-                    f"--max-length {max_length} is too short: a pair needs {need} tokens"
-                )
+                raise ValueError(f"--max-length {max_length} is too short: a pair needs {need}")
             messages = (messages[0], *messages[3:])  # keep the task, drop the oldest Q&A
         fitted.append(TurnPair(messages=messages, chosen=pair.chosen, rejected=pair.rejected))
     return fitted
@@ -185,9 +163,12 @@ class _Meter:
             register_optimizer_step_post_hook(self._after_step),
         ]
 
-    @staticmethod
-    def now() -> tuple[float, float]:
-        """Return (wall, CPU) clock readings."""
+    def now(self) -> tuple[float, float]:
+        """Return (wall, CPU) clock readings, after queued GPU work has finished."""
+        if self.device.startswith("cuda"):
+            import torch
+
+            torch.cuda.synchronize()
         return time.perf_counter(), time.process_time()
 
     def _before_forward(self, module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -212,15 +193,15 @@ class _Meter:
         import torch
 
         if torch.is_grad_enabled():
-            self.forward_seconds += time.perf_counter() - self._forward_start
+            self.forward_seconds += self.now()[0] - self._forward_start
         else:
             self.reference_end = self.now()
 
     def _before_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
-        self._optimizer_start = time.perf_counter()
+        self._optimizer_start = self.now()[0]
 
     def _after_step(self, optimizer: Any, args: Any, kwargs: Any) -> None:
-        now = time.perf_counter()
+        now = self.now()[0]
         self.optimizer_seconds += now - self._optimizer_start
         self.step_ends.append(now)
 
@@ -290,10 +271,8 @@ def _train_ours(policy: Any, pairs: list[TurnPair], s: dict[str, Any]) -> dict[s
         progress=False,
     )
     algo.fit_policy(pairs)
-    return {
-        "losses": losses,
-        "optimizer": "torch.optim.AdamW, defaults (CPU: one tensor at a time; CUDA: foreach)",
-    }
+    optimizer = "torch.optim.AdamW, defaults (CPU: one tensor at a time; CUDA: foreach)"
+    return {"losses": losses, "optimizer": optimizer}
 
 
 def _train_trl(policy: Any, pairs: list[TurnPair], s: dict[str, Any]) -> dict[str, Any]:
@@ -302,13 +281,8 @@ def _train_trl(policy: Any, pairs: list[TurnPair], s: dict[str, Any]) -> dict[st
     from trl import DPOConfig, DPOTrainer
 
     prompts = policy.format_prompts([list(p.messages) for p in pairs])
-    dataset = Dataset.from_dict(
-        {
-            "prompt": prompts,
-            "chosen": [p.chosen for p in pairs],
-            "rejected": [p.rejected for p in pairs],
-        }
-    )
+    chosen, rejected = [p.chosen for p in pairs], [p.rejected for p in pairs]
+    dataset = Dataset.from_dict({"prompt": prompts, "chosen": chosen, "rejected": rejected})
     # TRL defaults to bf16 and gradient checkpointing: set both to our settings.
     fields = DPOConfig.__dataclass_fields__
     checkpointing = (
@@ -384,9 +358,8 @@ def run_side(side: str, settings: dict[str, Any]) -> dict[str, Any]:
 
     model, tokenizer = _load_model(settings["model"], device)
     policy = TransformersAgent(model, tokenizer, device=device)
-    pairs = fit_pairs(
-        synthetic_pairs(settings["pairs"], settings["seed"]), policy, settings["max_length"]
-    )
+    pairs = synthetic_pairs(settings["pairs"], settings["seed"])
+    pairs = fit_pairs(pairs, policy, settings["max_length"])
     meter = _Meter(policy.model, device)
     start = meter.now()
     extra = (_train_ours if side == "ours" else _train_trl)(policy, pairs, settings)
@@ -469,21 +442,63 @@ def _compare_tokens(
 
 def _in_fresh_process(side: str, settings: dict[str, Any]) -> dict[str, Any]:
     with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
-        return pool.submit(run_side, side, settings).result()
+        try:
+            return pool.submit(run_side, side, settings).result()
+        except BrokenProcessPool:
+            raise RuntimeError(
+                f"the {side!r} training process was killed, most likely out of memory; "
+                "lower --batch-size or --max-length"
+            ) from None
+
+
+def _split(run: dict[str, Any]) -> str:
+    rest = run["train_seconds"] - run["model_forward_seconds"] - run["optimizer_step_seconds"]
+    return f"{run['model_forward_seconds']:.1f} / {run['optimizer_step_seconds']:.1f} / {rest:.1f}"
+
+
+def _cores(run: dict[str, Any], part: str) -> str:
+    return f"{run[part + '_cpu_seconds'] / max(run[part + '_seconds'], 1e-9):.2f}"
 
 
 def _notes(ours: dict[str, Any], trl: dict[str, Any]) -> list[str]:
+    """Summarize what the numbers say and the design differences behind them."""
+    check = trl["token_check"]
     notes = [
-        "Both sides: one forward per batch on chosen+rejected concatenated (2 x batch rows, "
-        "right-padded), frozen reference log-probs computed once before training, the same "
-        "sigmoid DPO loss (ours with nll_coef=0).",
-        "TRL computes per-token log-probs with a fused, chunked LM head (trl add_fused_lm_head: "
-        "no (batch, length, vocab) logits tensor; recomputed in backward); ours materializes "
-        "the full logits and a logsumexp over them (algorithms/logprobs.py token_logprobs).",
+        f"Same work: {check['identical_sequences']} of {check['sequences']} prompt+reply "
+        f"sequences are token-identical in both trainers ({check['ours_tokens_per_epoch']} "
+        f"and {check['trl_tokens_per_epoch']} real tokens per epoch); both start at loss "
+        f"{ours['first_loss']} / {trl['first_loss']} (log 2: the policy is its reference).",
+        "Same structure: one forward per batch on chosen+rejected concatenated (2 x batch "
+        "rows, right-padded), reference log-probs computed once before training (TRL: "
+        "precompute_ref_log_probs=True), sigmoid DPO (ours: nll_coef=0).",
+        f"Training wall seconds, model forward call / optimizer steps / the rest (backward, "
+        f"loss, clipping, data, trainer): ours {_split(ours)}, TRL {_split(trl)}. The "
+        "forward call includes TRL's log-prob head (fused into the model's forward) but "
+        f"not ours (log-softmax over the logits, after the call). Cores used in training: "
+        f"ours {_cores(ours, 'train')}, TRL {_cores(trl, 'train')}.",
+        "Log-prob head: TRL's add_fused_lm_head never materializes the (rows, length, "
+        "vocab) logits; it projects in [4096 tokens x 32768 vocab] tiles, recomputes them "
+        "in backward, and also computes entropy, mean logit and top-1 metrics. Without "
+        "Triton (CPU) it runs in torch and scores every position. Ours materializes the "
+        "logits and a logsumexp over them (algorithms/logprobs.py token_logprobs).",
+        f"Reference pass: ours {ours['reference_tokens_per_s']} tokens/s on "
+        f"{_cores(ours, 'reference_pass')} cores (CPU time / wall time), TRL "
+        f"{trl['reference_tokens_per_s']} on {_cores(trl, 'reference_pass')} (ours runs "
+        "chosen and rejected as separate batch-size forwards, TRL both in one forward).",
         f"Optimizers: ours {ours['optimizer']}; TRL {trl['optimizer']}.",
         "Ours tokenizes each batch inside the loss (algorithms/sweet_rl.py _policy_loss); "
-        "TRL tokenizes the dataset once before training (its setup_seconds).",
+        "TRL tokenizes the dataset before training (in its setup_seconds).",
     ]
+    spread = [
+        run["step_tokens_per_s_best"] / run["step_tokens_per_s_median"]
+        for run in (ours, trl)
+        if run["step_tokens_per_s_median"]
+    ]
+    if spread and max(spread) > 1.25:
+        notes.append(
+            f"Noisy machine: a side's best step was up to {max(spread):.2f}x its median step; "
+            "compare tokens_per_cpu_s and step_tokens_per_s_best as well (or use --repeats)."
+        )
     return notes
 
 
@@ -492,9 +507,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", choices=("tiny", "default"), default="default")
     parser.add_argument("--pairs", type=int, default=16)
-    parser.add_argument(
-        "--steps", type=int, default=None, help="optimizer steps (default: one epoch)"
-    )
+    parser.add_argument("--steps", type=int, help="optimizer steps (default: one epoch)")
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--gradient-accumulation-steps", type=int, default=1)
     parser.add_argument("--max-length", type=int, default=512)
@@ -502,20 +515,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--gradient-checkpointing", action="store_true")
     parser.add_argument("--learning-rate", type=float, default=1e-6)
     parser.add_argument("--beta", type=float, default=0.1)
-    parser.add_argument(
-        "--repeats", type=int, default=1, help="alternate runs; keep each side's fastest"
-    )
-    parser.add_argument(
-        "--threads", type=int, default=0, help="torch CPU threads (0: torch's default)"
-    )
+    parser.add_argument("--repeats", type=int, default=1, help="alternating runs; best of each")
+    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: default)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=_RESULTS)
     args = parser.parse_args(argv)
 
     if importlib.util.find_spec("trl") is None:
-        raise SystemExit(
-            f"benchmarks.dpo_speed compares against TRL, which is not installed: {_INSTALL_HINT}"
-        )
+        raise SystemExit(f"benchmarks.dpo_speed needs TRL, which is not installed: {_INSTALL_HINT}")
     import torch
     import trl
 
@@ -553,16 +560,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "torch": torch.__version__,
             "trl": trl.__version__,
             "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
-            "memory": "CUDA max_memory_allocated"
-            if device == "cuda"
-            else "ru_maxrss above baseline",
+            "memory": "CUDA max_memory_allocated" if device == "cuda" else "ru_maxrss - baseline",
         },
         "settings": settings,
         "repeats": args.repeats,
         "ours": ours,
         "trl": theirs,
+        "tokens_per_s_of_each_repeat": {
+            side: [run["tokens_per_s"] for run in runs[side]] for side in SIDES
+        },
         "ratio_tokens_per_s": round(ours["tokens_per_s"] / theirs["tokens_per_s"], 3),
-        "ratio_peak_memory": round(ours["peak_memory_mb"] / theirs["peak_memory_mb"], 3),
+        # A tiny model may not raise the process's peak above its baseline at all.
+        "ratio_peak_memory": round(ours["peak_memory_mb"] / theirs["peak_memory_mb"], 3)
+        if theirs["peak_memory_mb"] > 0
+        else None,
         "notes": _notes(ours, theirs),
     }
     print(json.dumps(result, indent=2))
