@@ -174,6 +174,8 @@ class Trainer:
             num_training_steps=total_steps,
         )
         prepared, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
+        # FSDP2 swaps in sharded parameters at prepare: clip those, not the originals.
+        trainable = [p for p in prepared.parameters() if p.requires_grad]
         step = 0
         checkpoint = self.run.checkpoint(stage.name)
         if checkpoint is not None:
@@ -205,7 +207,7 @@ class Trainer:
                         accelerator.backward(loss)
                         grad_norm = None
                         if accelerator.sync_gradients and config.max_grad_norm > 0:
-                            grad_norm = accelerator.clip_grad_norm_(params, config.max_grad_norm)
+                            grad_norm = accelerator.clip_grad_norm_(trainable, config.max_grad_norm)
                         optimizer.step()
                         scheduler.step()
                         optimizer.zero_grad()
