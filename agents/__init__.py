@@ -9,7 +9,7 @@ from agents.default_model import (
 )
 from agents.evaluation import bootstrap_ci, evaluate, summarize
 from agents.openai_agent import OpenAIAgent
-from agents.prompts import BACKEND_AGENT_PROMPT
+from agents.prompts import BACKEND_AGENT_PROMPT, FRONTEND_AGENT_PROMPT
 from agents.rollout import Episode, collect, plan_episodes
 from agents.scripted import HumanAgent, ImmediateAnswerAgent, OracleAgent, RandomAgent
 from agents.transformers_agent import TransformersAgent
@@ -17,6 +17,7 @@ from agents.transformers_agent import TransformersAgent
 __all__ = [
     "BACKEND_AGENT_PROMPT",
     "DEFAULT_MODEL_NAME",
+    "FRONTEND_AGENT_PROMPT",
     "Agent",
     "DefaultModelNotInstalled",
     "Episode",

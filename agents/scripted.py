@@ -29,7 +29,8 @@ class OracleAgent:
     """Privileged upper bound: asks about every hidden fact, then answers with the reference.
 
     It reads ``info["reference"]`` — cheating for a policy, useful to check that the
-    simulated human conveys every fact and that the reference passes its tests.
+    simulated human conveys every fact and that the reference passes its tests. On a
+    frontend task it answers with the target page at once.
 
     Args:
         max_turns: The environment's turn limit; questions are packed to fit in it.
@@ -48,6 +49,9 @@ class OracleAgent:
         return [self._next(messages, ref) for messages, ref in zip(batch, references)]
 
     def _next(self, messages: Sequence[Message], reference: Mapping[str, Any]) -> str:
+        if "test_cases" not in reference:
+            # A frontend task: the reference is the target page itself.
+            return f"{ANSWER_MARKER}\n{reference['ground_truth']}"
         facts = [HiddenFact.from_dict(f) for f in reference.get("facts") or ()]
         if not facts:
             facts = list(

@@ -5,12 +5,24 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["ANSWER_MARKER", "OUTPUT_MARKER", "ParsedAction", "parse_action", "strip_code_fences"]
+__all__ = [
+    "ANSWER_MARKER",
+    "OUTPUT_MARKER",
+    "ParsedAction",
+    "extract_html",
+    "parse_action",
+    "strip_code_fences",
+]
 
 ANSWER_MARKER = "I WANT TO ANSWER:"
 OUTPUT_MARKER = "OUTPUT:"
 
 _FENCE_LINE = re.compile(r"^[ \t]*```[^\n`]*$", re.MULTILINE)
+# The page, with the <!DOCTYPE> before it if any (without one, browsers use quirks mode).
+_HTML_SNIPPET = re.compile(
+    r"(?:<!doctype\s+html[^>]*>\s*)?<html\b.*?</html\s*>", re.IGNORECASE | re.DOTALL
+)
+_HTML_START = re.compile(r"(?:<!doctype\s+html[^>]*>\s*)?<html\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -58,3 +70,25 @@ def strip_code_fences(text: str) -> str:
     is scored on everything that is left, as the official scorer does.
     """
     return _FENCE_LINE.sub("", text).strip("\n")
+
+
+def extract_html(text: str) -> str | None:
+    """Return the ``<html>…</html>`` snippet of a frontend agent message, if any.
+
+    An agent message may carry one page (official semantics): the first complete
+    ``<html>…</html>`` element counts, with the ``<!DOCTYPE html>`` before it if any. A
+    page cut off before ``</html>`` (a generation that hit its token limit) is taken to
+    the end of the text, as a browser would.
+
+    Args:
+        text: The agent's message (or the answer after ``I WANT TO ANSWER:``).
+
+    Returns:
+        The snippet, or ``None`` when the text has no ``<html`` tag.
+
+    """
+    match = _HTML_SNIPPET.search(text)
+    if match:
+        return match.group(0)
+    start = _HTML_START.search(text)
+    return text[start.start() :] if start else None

@@ -93,8 +93,9 @@ def validate_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, A
     """Check an OpenAI-format chat and return it as a list of plain dicts.
 
     Args:
-        messages: A non-empty sequence of mappings, each with string ``role`` and
-            ``content``.
+        messages: A non-empty sequence of mappings, each with a string ``role`` and a
+            ``content`` that is a string or a list of OpenAI content parts (dicts with a
+            ``type``, e.g. ``{"type": "text", ...}`` / ``{"type": "image_url", ...}``).
 
     Raises:
         TypeError: If ``messages`` or one of its messages has the wrong type.
@@ -112,13 +113,25 @@ def validate_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, A
     for i, message in enumerate(messages):
         if not isinstance(message, Mapping):
             raise TypeError(f"messages[{i}] must be a dict, got {type(message).__name__}")
-        for key in ("role", "content"):
-            if not isinstance(message.get(key), str):
-                raise ValueError(
-                    f"messages[{i}] needs a string {key!r}, got {message.get(key)!r:.80}"
-                )
+        if not isinstance(message.get("role"), str):
+            role = message.get("role")
+            raise ValueError(f"messages[{i}] needs a string 'role', got {role!r:.80}")
+        content = message.get("content")
+        if not (isinstance(content, str) or _is_content_parts(content)):
+            raise ValueError(
+                f"messages[{i}] needs a string 'content' or a list of content parts "
+                f"(dicts with a 'type'), got {content!r:.80}"
+            )
         chat.append(dict(message))
     return chat
+
+
+def _is_content_parts(content: Any) -> bool:
+    return (
+        isinstance(content, list)
+        and bool(content)
+        and all(isinstance(part, Mapping) and isinstance(part.get("type"), str) for part in content)
+    )
 
 
 class ChatClient:

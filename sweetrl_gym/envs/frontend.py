@@ -1,0 +1,190 @@
+"""ColBench Frontend Design as a Gymnasium environment."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from sweetrl_gym.actions import ParsedAction, extract_html
+from sweetrl_gym.envs.collaborative import CollaborativeEnv
+from sweetrl_gym.simulators import Simulator, SimulatorError
+
+__all__ = ["ColBenchFrontendEnv"]
+
+Similarity = Callable[[Image.Image, Image.Image], float]
+
+
+class ColBenchFrontendEnv(CollaborativeEnv):
+    """An agent collaborates with a simulated human to design a web page.
+
+    The episode starts with the human's vague request. Each agent message may carry one
+    ``<html>…</html>`` page: it is rendered in a real headless browser, and the human,
+    who has a target design in mind, answers with the most outstanding differences
+    between the two pages. ``I WANT TO ANSWER:`` followed by a page ends the episode
+    (after ``max_turns`` messages the last one is the answer); the final reward is the
+    visual similarity of the final page to the target (every other step: 0). A missing
+    page, or one that cannot be rendered, scores as a black image, as in the official
+    scorer.
+
+    ``info`` on every step: ``messages``, ``turn``, ``task_id``, ``screenshot`` (PNG
+    path of the agent's latest rendered page, ``None`` before the first) and
+    ``reference`` — the training-time information for critics: the target HTML
+    (``ground_truth``) and its ``screenshot`` path. Never show ``reference`` to the
+    acting policy. On the final step also: ``answer``, ``similarity``, ``success``
+    (similarity at least ``success_threshold``), ``turn_limit_reached`` and, when the
+    page failed to render, ``render_error``.
+
+    Args:
+        split: ``"train"`` or ``"test"``.
+        tasks: ``None``/``"bundled"``, a path to the official JSONL, or a list of tasks.
+        simulator: The simulated human (default:
+            :class:`~sweetrl_gym.simulators.VisualDiffSimulator` on the same renderer).
+        max_turns: Agent messages before the last one is taken as the answer.
+        render_mode: ``"rgb_array"`` (``render()`` returns the latest page as an
+            ``(H, W, 3)`` array), ``"ansi"`` or ``"human"`` (the dialogue).
+        similarity: ``"perceptual"`` (the offline default), ``"clip"`` (the paper's
+            metric; needs ``clip_model``) or a function of two images. ``None``: CLIP when
+            ``clip_model`` is given, else perceptual.
+        clip_model: Folder of local CLIP weights (e.g. ``openai/clip-vit-base-patch32``
+            saved with ``save_pretrained``) for ``similarity="clip"``.
+        renderer: The :class:`~sweetrl_gym.render.Renderer` (default: the shared one).
+        screenshot_dir: Keep screenshots here (default: a temporary folder removed by
+            :meth:`close`).
+        max_reply_chars: The human's replies are cut to this length (official: 1,000).
+        success_threshold: Similarity that counts as a success.
+
+    """
+
+    metadata = {"render_modes": ["rgb_array", "ansi", "human"], "render_fps": 4}
+
+    def __init__(
+        self,
+        split: str = "train",
+        tasks: Any = None,
+        simulator: Simulator | None = None,
+        max_turns: int = 10,
+        render_mode: str | None = None,
+        similarity: str | Similarity | None = None,
+        clip_model: str | Path | None = None,
+        renderer: Any = None,
+        screenshot_dir: str | Path | None = None,
+        max_reply_chars: int = 1000,
+        success_threshold: float = 0.9,
+    ):
+        from sweetrl_gym.render import default_renderer
+        from sweetrl_gym.similarity import make_similarity
+        from sweetrl_gym.simulators.visual import VisualDiffSimulator
+        from sweetrl_gym.tasks import load_frontend_tasks
+
+        if max_turns < 1:
+            raise ValueError(f"max_turns must be at least 1, got {max_turns}")
+        if not 0.0 <= success_threshold <= 1.0:
+            raise ValueError(f"success_threshold must be in [0, 1], got {success_threshold}")
+        self.similarity = make_similarity(similarity, clip_model=clip_model)
+        tasks_ = load_frontend_tasks("bundled" if tasks is None else tasks, split=split)
+        self.renderer = renderer if renderer is not None else default_renderer()
+        super().__init__(
+            tasks=tasks_,
+            split=split,
+            simulator=simulator if simulator is not None else VisualDiffSimulator(self.renderer),
+            max_turns=max_turns,
+            render_mode=render_mode,
+            max_reply_chars=max_reply_chars,
+        )
+        self.success_threshold = success_threshold
+        self._own_dir = screenshot_dir is None
+        self._screenshot_dir = Path(screenshot_dir) if screenshot_dir is not None else None
+        self._target: Image.Image | None = None
+        self._target_path: str | None = None
+        self._latest: Image.Image | None = None
+        self._latest_path: str | None = None
+        self._latest_error: str | None = None
+
+    @property
+    def screenshot_dir(self) -> Path:
+        """Where screenshots are written (created on first use)."""
+        if self._screenshot_dir is None:
+            self._screenshot_dir = Path(tempfile.mkdtemp(prefix="colbench-frontend-"))
+        self._screenshot_dir.mkdir(parents=True, exist_ok=True)
+        return self._screenshot_dir
+
+    def _on_reset(self) -> None:
+        from sweetrl_gym.render import RenderError
+
+        try:
+            page = self.renderer.render_page(self.task.ground_truth)
+        except RenderError as err:
+            raise SimulatorError(
+                f"the target page of task {self.task.task_id!r} cannot be rendered: {err}"
+            ) from err
+        self._target = page.image
+        self._target_path = str(self._save(page, "target"))
+        self._latest = self._latest_path = self._latest_error = None
+
+    def _on_message(self, parsed: ParsedAction) -> None:
+        from sweetrl_gym.render import RenderError
+
+        html = extract_html(parsed.answer if parsed.is_answer else parsed.message)
+        if html is None:
+            if parsed.is_answer or self._turn >= self.max_turns:
+                # The final message has no page: it scores as a missing page.
+                self._latest, self._latest_path, self._latest_error = None, None, None
+            return
+        try:
+            page = self.renderer.render_page(html)
+        except RenderError as err:
+            self._latest, self._latest_path, self._latest_error = None, None, str(err)
+            return
+        self._latest, self._latest_error = page.image, None
+        self._latest_path = str(self._save(page, "page"))
+
+    def _save(self, page: Any, kind: str) -> Path:
+        path = self.screenshot_dir / f"{kind}-{page.sha256[:20]}.png"
+        return path if path.exists() else page.save(path)
+
+    def _finish(self, answer: str) -> tuple[float, dict[str, Any]]:
+        assert self._target is not None
+        page = self._latest if self._latest is not None else _black_like(self._target)
+        score = float(np.clip(self.similarity(page, self._target), 0.0, 1.0))
+        details: dict[str, Any] = {
+            "similarity": score,
+            "success": score >= self.success_threshold,
+        }
+        if self._latest_error is not None:
+            details["render_error"] = self._latest_error
+        return score, details
+
+    def _extra_info(self) -> dict[str, Any]:
+        return {"screenshot": self._latest_path}
+
+    def _info(self) -> dict[str, Any]:
+        info = super()._info()
+        info["reference"]["screenshot"] = self._target_path
+        return info
+
+    def render(self) -> Any:
+        """Return the latest page as an RGB array (``"rgb_array"``), or the dialogue."""
+        if self.render_mode != "rgb_array":
+            return super().render()
+        if self._latest is not None:
+            return np.asarray(self._latest)
+        # Before the agent's first page (or after one that did not render): a blank page.
+        size = (self.renderer.width, self.renderer.height)
+        return np.full((size[1], size[0], 3), 255, dtype=np.uint8)
+
+    def close(self) -> None:
+        """Remove the temporary screenshot folder (a given ``screenshot_dir`` is kept)."""
+        if self._own_dir and self._screenshot_dir is not None:
+            shutil.rmtree(self._screenshot_dir, ignore_errors=True)
+            self._screenshot_dir = None
+        super().close()
+
+
+def _black_like(image: Image.Image) -> Image.Image:
+    return Image.new("RGB", image.size, (0, 0, 0))

@@ -1,0 +1,330 @@
+"""The Frontend task's simulated human, played by a vision-language model.
+
+The paper's human for the Frontend Design task is a VLM (Qwen2-VL-72B-Instruct) that
+has the target design in mind. When the agent's message carries a page
+(``<html>…</html>``), the page is rendered and the VLM sees the agent's screenshot
+first and the target's second, and describes the most outstanding differences
+concretely. Any OpenAI-compatible endpoint that accepts ``image_url`` content parts
+works (vLLM serving Qwen2-VL, hosted APIs)::
+
+    sim = OpenAIVisionSimulator("http://localhost:8000/v1", "Qwen/Qwen2-VL-72B-Instruct")
+    env = gym.make("ColBench-Frontend-v0", simulator=sim)
+
+Like the official simulator, each reply is one stateless request: the VLM sees the
+agent's latest message, not the earlier turns. Unlike it, a message without a page
+is shown to the VLM (the official code sends the target image alone, so questions
+went unread): the VLM answers the question from the target image.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from PIL import Image
+
+from sweetrl_gym.actions import extract_html, strip_code_fences
+from sweetrl_gym.chat_api import ChatAPIError, ChatClient
+from sweetrl_gym.simulators.base import SimulatorError
+from sweetrl_gym.simulators.openai_simulator import NO_RESPONSE
+from sweetrl_gym.simulators.prompts import hidden_information
+
+__all__ = [
+    "DESIGN_FEEDBACK_PROMPT",
+    "DESIGN_QUESTION_PROMPT",
+    "OpenAIVisionSimulator",
+    "image_data_url",
+]
+
+logger = logging.getLogger(__name__)
+
+DESIGN_FEEDBACK_PROMPT = """\
+You are role-playing a human designer who asked an AI assistant to build a web page. You \
+have an exact design in mind; the assistant cannot see it.
+
+You are shown two screenshots: first, the page the assistant has just built; second, the \
+design you want.
+
+Tell the assistant the most outstanding differences between its page and your design, \
+as a person would: say what should change, where on the page, and how it should look \
+(colours, layout, sizes, missing or extra sections, text). Speak about "your page" and \
+"what I want"; never refer to screenshots or images, and never write code. If the page \
+already matches your design, say so. Reply in at most three sentences.
+"""
+"""Instructions when the agent's message carries a page (images: agent's, then target)."""
+
+DESIGN_QUESTION_PROMPT = """\
+You are role-playing a human who asked an AI assistant to build a web page. You have an \
+exact design in mind, shown in the screenshot; the assistant cannot see it.
+
+Answer the assistant's latest message as that person, using only what the screenshot \
+shows (layout, colours, sections, text). If the screenshot does not answer the \
+question, say that you don't know. Never refer to a screenshot or an image, and never \
+write code. Reply briefly, in at most two sentences.
+"""
+"""Instructions when the agent's message has no page (image: the target)."""
+
+_ON_ERROR = ("raise", "no_response")
+_UNRENDERED = "[a web page that could not be displayed]"
+
+
+def image_data_url(image: Image.Image, *, max_width: int = 640, max_height: int = 2400) -> str:
+    """Encode a screenshot as a ``data:image/png;base64,…`` URL for an OpenAI chat.
+
+    The image is scaled down (never up), keeping its aspect ratio, to fit in
+    ``max_width`` x ``max_height``: a VLM's image tokens grow with the pixels.
+
+    Args:
+        image: A PIL image of any mode (transparency goes on white).
+        max_width: Widest image sent.
+        max_height: Tallest image sent.
+
+    Raises:
+        TypeError: If ``image`` is not a PIL image.
+        ValueError: If it has no pixels or a bound is not a positive int.
+
+    """
+    from sweetrl_gym.similarity.perceptual import to_rgb
+
+    for name, bound in (("max_width", max_width), ("max_height", max_height)):
+        if isinstance(bound, bool) or not isinstance(bound, int) or bound < 1:
+            raise ValueError(f"{name} must be a positive int, got {bound!r}")
+    rgb = to_rgb(image)
+    scale = min(1.0, max_width / rgb.width, max_height / rgb.height)
+    if scale < 1.0:
+        size = (max(1, round(rgb.width * scale)), max(1, round(rgb.height * scale)))
+        rgb = rgb.resize(size, Image.Resampling.LANCZOS, reducing_gap=3.0)
+    buffer = io.BytesIO()
+    rgb.save(buffer, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+class OpenAIVisionSimulator:
+    """A simulated Frontend human played by a VLM at an OpenAI-compatible endpoint.
+
+    A failing endpoint raises :class:`SimulatorError`; ``on_error="no_response"``
+    answers ``"No response."`` instead, as the official code does. A page that cannot
+    be rendered is treated as no page (as officially); a target that cannot be rendered
+    always raises :class:`SimulatorError` (the task is broken).
+
+    Args:
+        base_url: The API root, e.g. ``http://localhost:8000/v1``.
+        model: The model name the server expects (paper: Qwen2-VL-72B-Instruct).
+        prompt: Instructions when the agent sent a page (see
+            :data:`DESIGN_FEEDBACK_PROMPT`).
+        question_prompt: Instructions when it did not (:data:`DESIGN_QUESTION_PROMPT`).
+        api_key: Bearer token (default: the ``OPENAI_API_KEY`` environment variable).
+        temperature: Sampling temperature (official: 0).
+        max_tokens: Most tokens per reply (the environment keeps 1,000 characters).
+        timeout_s: Seconds to wait on each network operation.
+        max_retries: Retries per request (see :class:`~sweetrl_gym.chat_api.ChatClient`).
+        on_error: ``"raise"`` or ``"no_response"``.
+        backoff_s: Wait before the first retry (doubles each retry).
+        max_backoff_s: Longest wait between retries.
+        render: HTML -> screenshot (default: :func:`sweetrl_gym.render.render_html`).
+        max_image_width: Screenshots are scaled down to at most this width...
+        max_image_height: ...and this height before they are sent.
+        target_cache_size: Targets whose encoded screenshot is kept (by hash of HTML).
+
+    Raises:
+        ValueError: If an argument is invalid.
+
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        prompt: str = DESIGN_FEEDBACK_PROMPT,
+        question_prompt: str = DESIGN_QUESTION_PROMPT,
+        api_key: str | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 512,
+        timeout_s: float = 120.0,
+        max_retries: int = 5,
+        on_error: str = "raise",
+        backoff_s: float = 1.0,
+        max_backoff_s: float = 30.0,
+        render: Callable[[str], Image.Image] | None = None,
+        max_image_width: int = 640,
+        max_image_height: int = 2400,
+        target_cache_size: int = 64,
+    ):
+        if on_error not in _ON_ERROR:
+            raise ValueError(f"on_error must be one of {_ON_ERROR}, got {on_error!r}")
+        for name, text in (("prompt", prompt), ("question_prompt", question_prompt)):
+            if not isinstance(text, str) or not text.strip():
+                raise ValueError(f"{name} must be a non-empty string, got {text!r:.80}")
+        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
+            raise ValueError(f"temperature must be a number, got {temperature!r}")
+        if temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {temperature!r}")
+        for name, value, least in (
+            ("max_tokens", max_tokens, 1),
+            ("max_image_width", max_image_width, 1),
+            ("max_image_height", max_image_height, 1),
+            ("target_cache_size", target_cache_size, 0),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ValueError(f"{name} must be an int >= {least}, got {value!r}")
+        if render is not None and not callable(render):
+            raise ValueError(f"render must be a function of HTML, got {type(render).__name__}")
+        self.client = ChatClient(
+            base_url,
+            model,
+            api_key=api_key,
+            timeout_s=timeout_s,
+            max_retries=max_retries,
+            backoff_s=backoff_s,
+            max_backoff_s=max_backoff_s,
+        )
+        self.prompt = prompt
+        self.question_prompt = question_prompt
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.on_error = on_error
+        self.max_image_size = (max_image_width, max_image_height)
+        self.target_cache_size = target_cache_size
+        self._render = render
+        self._targets: OrderedDict[str, str] = OrderedDict()
+        self._lock = threading.Lock()
+        prompts = f"{prompt}\0{question_prompt}".encode()
+        prompt_hash = hashlib.sha256(prompts).hexdigest()[:8]
+        # Everything that changes the replies goes in the name: caches are keyed by it.
+        self.name = (
+            f"openai-vision:{model}(prompt={prompt_hash},temperature={temperature:g},"
+            f"max_tokens={max_tokens},image={max_image_width}x{max_image_height})"
+        )
+
+    def __repr__(self) -> str:
+        return f"OpenAIVisionSimulator({self.client.base_url!r}, {self.name!r})"
+
+    def reply(self, task: Any, messages: Sequence[Mapping[str, Any]]) -> str:
+        """Ask the VLM for the human's reply to the agent's latest message.
+
+        Args:
+            task: The task being played; its ``ground_truth`` is the target page's HTML.
+            messages: The episode's chat so far, with the agent's latest message as its
+                last ``assistant`` message.
+
+        Returns:
+            The reply, stripped.
+
+        Raises:
+            SimulatorError: If the endpoint fails and ``on_error="raise"``, or the target
+                page cannot be rendered.
+            ValueError: If ``messages`` has no agent message.
+            TypeError: If the task has no ground truth.
+
+        """
+        agent_text = _latest_agent_message(messages)
+        target_url = self._target_url(hidden_information(task))
+        chat = self._chat(agent_text, target_url)
+        try:
+            text = self.client.complete(
+                chat, temperature=self.temperature, max_tokens=self.max_tokens
+            )
+        except ChatAPIError as err:
+            if self.on_error == "raise":
+                raise SimulatorError(
+                    f"simulated human {self.name} could not reply: {err} (pass "
+                    "on_error='no_response' to answer 'No response.' instead, as the "
+                    "official code does)"
+                ) from err
+            logger.warning("simulated human %s answers %r: %s", self.name, NO_RESPONSE, err)
+            return NO_RESPONSE
+        return text.strip()
+
+    def _chat(self, agent_text: str, target_url: str) -> list[dict[str, Any]]:
+        html = extract_html(agent_text)
+        page_url = None if html is None else self._page_url(html)
+        if html is not None and page_url is not None:
+            said = strip_code_fences(agent_text.replace(html, "")).strip()
+            content = [_text(f"The assistant's message: {said}")] if said else []
+            content += [
+                _text("The page the assistant built:"),
+                _image(page_url),
+                _text("The design you want (the assistant cannot see it):"),
+                _image(target_url),
+                _text("Reply to the assistant as the designer."),
+            ]
+            return [
+                {"role": "system", "content": self.prompt},
+                {"role": "user", "content": content},
+            ]
+        if html is not None:  # the page did not render: the VLM reads the words only
+            agent_text = agent_text.replace(html, _UNRENDERED)
+        content = [
+            _text("The design you want (the assistant cannot see it):"),
+            _image(target_url),
+            _text(f"The assistant's message:\n{agent_text.strip() or '(empty)'}"),
+        ]
+        return [
+            {"role": "system", "content": self.question_prompt},
+            {"role": "user", "content": content},
+        ]
+
+    def _renderer(self) -> Callable[[str], Image.Image]:
+        if self._render is None:
+            from sweetrl_gym.render import render_html
+
+            self._render = render_html
+        return self._render
+
+    def _encode(self, image: Image.Image) -> str:
+        width, height = self.max_image_size
+        return image_data_url(image, max_width=width, max_height=height)
+
+    def _page_url(self, html: str) -> str | None:
+        from sweetrl_gym.render import RenderError
+
+        try:
+            return self._encode(self._renderer()(html))
+        except RenderError as err:
+            logger.warning("the agent's page could not be rendered (%s): shown as text", err)
+            return None
+
+    def _target_url(self, ground_truth: str) -> str:
+        key = hashlib.sha256(ground_truth.encode("utf-8")).hexdigest()
+        with self._lock:
+            if key in self._targets:
+                self._targets.move_to_end(key)
+                return self._targets[key]
+        from sweetrl_gym.render import RenderError
+
+        try:
+            url = self._encode(self._renderer()(ground_truth))
+        except RenderError as err:
+            raise SimulatorError(
+                f"simulated human {self.name} cannot see the target: its page does not "
+                f"render ({err})"
+            ) from err
+        with self._lock:
+            if self.target_cache_size:
+                self._targets[key] = url
+                while len(self._targets) > self.target_cache_size:
+                    self._targets.popitem(last=False)
+        return url
+
+
+def _latest_agent_message(messages: Sequence[Mapping[str, Any]]) -> str:
+    for message in reversed(messages):
+        if isinstance(message, Mapping) and message.get("role") == "assistant":
+            content = message.get("content")
+            return content if isinstance(content, str) else str(content)
+    raise ValueError("messages must contain the agent's message (role 'assistant')")
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _image(url: str) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": url}}
