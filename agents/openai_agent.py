@@ -8,7 +8,13 @@ from collections.abc import Sequence
 
 from agents.base import Message
 from agents.prompts import BACKEND_AGENT_PROMPT
-from sweetrl_gym.chat_api import ChatAPIError, ChatClient, validate_messages
+from sweetrl_gym.chat_api import (
+    ChatAPIError,
+    ChatClient,
+    check_int,
+    check_temperature,
+    validate_messages,
+)
 
 __all__ = ["OpenAIAgent"]
 
@@ -60,17 +66,10 @@ class OpenAIAgent:
             raise ValueError(
                 f"system_prompt must be a string or None, got {type(system_prompt).__name__}"
             )
-        if (
-            isinstance(max_concurrency, bool)
-            or not isinstance(max_concurrency, int)
-            or max_concurrency < 1
-        ):
-            raise ValueError(f"max_concurrency must be an int >= 1, got {max_concurrency!r}")
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-            raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
-        for label, value in (("temperature", temperature), ("top_p", top_p)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise ValueError(f"{label} must be a number >= 0, got {value!r}")
+        check_int("max_concurrency", max_concurrency)
+        check_int("max_tokens", max_tokens)
+        check_temperature(temperature)
+        check_temperature(top_p, name="top_p")
         self.client = ChatClient(
             base_url,
             model,

@@ -27,7 +27,7 @@ import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["ChatAPIError", "ChatClient", "validate_messages"]
+__all__ = ["ChatAPIError", "ChatClient", "check_int", "check_temperature", "validate_messages"]
 
 logger = logging.getLogger(__name__)
 
@@ -124,6 +124,30 @@ def validate_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, A
             )
         chat.append(dict(message))
     return chat
+
+
+def check_int(name: str, value: Any, least: int = 1) -> int:
+    """Return ``value`` if it is an int (not a bool) of at least ``least``.
+
+    Raises:
+        ValueError: Naming the setting, otherwise.
+
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise ValueError(f"{name} must be an int >= {least}, got {value!r}")
+    return value
+
+
+def check_temperature(value: Any, name: str = "temperature") -> float:
+    """Return a sampling temperature (a number >= 0; 0 means greedy).
+
+    Raises:
+        ValueError: Naming the setting, otherwise.
+
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+        raise ValueError(f"{name} must be a number >= 0, got {value!r}")
+    return float(value)
 
 
 def _is_content_parts(content: Any) -> bool:
@@ -239,9 +263,7 @@ class ChatClient:
         if top_p is not None:
             body["top_p"] = _check_number("top_p", top_p)
         if max_tokens is not None:
-            if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-                raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
-            body["max_tokens"] = max_tokens
+            body["max_tokens"] = check_int("max_tokens", max_tokens)
         if stop is not None:
             body["stop"] = [stop] if isinstance(stop, str) else list(stop)
         if seed is not None:

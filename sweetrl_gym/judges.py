@@ -31,7 +31,7 @@ import numpy as np
 from PIL import Image
 
 from sweetrl_gym.actions import extract_html
-from sweetrl_gym.chat_api import ChatAPIError, ChatClient
+from sweetrl_gym.chat_api import ChatAPIError, ChatClient, check_int, check_temperature
 
 __all__ = [
     "JUDGE_PROMPT",
@@ -181,17 +181,10 @@ class OpenAIVisionJudge:
     ):
         if not isinstance(prompt, str) or not prompt.strip():
             raise ValueError(f"prompt must be a non-empty string, got {prompt!r:.80}")
-        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
-            raise ValueError(f"temperature must be a number, got {temperature!r}")
-        if temperature < 0:
-            raise ValueError(f"temperature must be >= 0, got {temperature!r}")
-        for name, value in (
-            ("max_tokens", max_tokens),
-            ("max_image_width", max_image_width),
-            ("max_image_height", max_image_height),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+        check_temperature(temperature)
+        check_int("max_tokens", max_tokens)
+        check_int("max_image_width", max_image_width)
+        check_int("max_image_height", max_image_height)
         self.client = ChatClient(
             base_url,
             model,

@@ -135,8 +135,9 @@ class Renderer:
         pages: Pages rendering at once.
         timeout_s: Limit for loading a page (scripts included) and for its screenshot.
         max_html_chars: Longer HTML is refused with :class:`RenderError`.
-        cache_size: Rendered pages kept by HTML hash (the target page of an episode is
-            rendered again at every turn).
+        cache_size: Rendered pages kept by HTML hash, so the target of an episode and a
+            page the environment and the simulated human both look at render once (a
+            1280 x 1500 screenshot holds about 6 MB).
         executable_path: Chromium to use (default:
             :func:`~sweetrl_gym.render.assets.find_chromium`).
         tailwind: Local Tailwind build (default:
@@ -153,7 +154,7 @@ class Renderer:
         pages: int = 2,
         timeout_s: float = 5.0,
         max_html_chars: int = 2_000_000,
-        cache_size: int = 256,
+        cache_size: int = 32,
         executable_path: str | None = None,
         tailwind: str | os.PathLike[str] | None = None,
     ):

@@ -7,7 +7,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sweetrl_gym.chat_api import ChatAPIError, ChatClient
+from sweetrl_gym.chat_api import ChatAPIError, ChatClient, check_int, check_temperature
 from sweetrl_gym.simulators.base import SimulatorError
 from sweetrl_gym.simulators.prompts import HUMAN_SIMULATOR_PROMPT, simulator_messages
 
@@ -73,12 +73,8 @@ class OpenAISimulator:
                 "prompt must be a string with a {hidden_information} field, where the task's "
                 "reference solution goes"
             )
-        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
-            raise ValueError(f"temperature must be a number, got {temperature!r}")
-        if temperature < 0:
-            raise ValueError(f"temperature must be >= 0, got {temperature!r}")
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-            raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
+        check_temperature(temperature)
+        check_int("max_tokens", max_tokens)
         self.client = ChatClient(
             base_url,
             model,

@@ -30,7 +30,7 @@ from typing import Any
 from PIL import Image
 
 from sweetrl_gym.actions import extract_html, strip_code_fences
-from sweetrl_gym.chat_api import ChatAPIError, ChatClient
+from sweetrl_gym.chat_api import ChatAPIError, ChatClient, check_int, check_temperature
 from sweetrl_gym.simulators.base import SimulatorError
 from sweetrl_gym.simulators.openai_simulator import NO_RESPONSE
 from sweetrl_gym.simulators.prompts import hidden_information
@@ -92,9 +92,8 @@ def image_data_url(image: Image.Image, *, max_width: int = 640, max_height: int 
     """
     from sweetrl_gym.similarity.perceptual import to_rgb
 
-    for name, bound in (("max_width", max_width), ("max_height", max_height)):
-        if isinstance(bound, bool) or not isinstance(bound, int) or bound < 1:
-            raise ValueError(f"{name} must be a positive int, got {bound!r}")
+    check_int("max_width", max_width)
+    check_int("max_height", max_height)
     rgb = to_rgb(image)
     scale = min(1.0, max_width / rgb.width, max_height / rgb.height)
     if scale < 1.0:
@@ -162,18 +161,11 @@ class OpenAIVisionSimulator:
         for name, text in (("prompt", prompt), ("question_prompt", question_prompt)):
             if not isinstance(text, str) or not text.strip():
                 raise ValueError(f"{name} must be a non-empty string, got {text!r:.80}")
-        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)):
-            raise ValueError(f"temperature must be a number, got {temperature!r}")
-        if temperature < 0:
-            raise ValueError(f"temperature must be >= 0, got {temperature!r}")
-        for name, value, least in (
-            ("max_tokens", max_tokens, 1),
-            ("max_image_width", max_image_width, 1),
-            ("max_image_height", max_image_height, 1),
-            ("target_cache_size", target_cache_size, 0),
-        ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < least:
-                raise ValueError(f"{name} must be an int >= {least}, got {value!r}")
+        check_temperature(temperature)
+        check_int("max_tokens", max_tokens)
+        check_int("max_image_width", max_image_width)
+        check_int("max_image_height", max_image_height)
+        check_int("target_cache_size", target_cache_size, least=0)
         if render is not None and not callable(render):
             raise ValueError(f"render must be a function of HTML, got {type(render).__name__}")
         self.client = ChatClient(

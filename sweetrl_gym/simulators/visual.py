@@ -20,6 +20,7 @@ from sweetrl_gym.actions import extract_html
 from sweetrl_gym.render.colours import colour_distance, colour_name, parse_css_colour
 from sweetrl_gym.render.layout import Block
 from sweetrl_gym.simulators.base import SimulatorError
+from sweetrl_gym.simulators.prompts import hidden_information
 
 __all__ = [
     "Difference",
@@ -34,19 +35,8 @@ _SAME = "That looks just like what I had in mind."
 _UNRENDERABLE = (
     "I could not see your page: it did not load in my browser. Please send a simpler page."
 )
-_KEYWORD_ROLES = (
-    (("pricing", "price", "plan", "/mo", "per month"), "pricing section"),
-    (("testimonial", "review", "what our", "customers say", "said"), "testimonials section"),
-    (("faq", "frequently", "question"), "FAQ section"),
-    (("feature", "why choose", "what we offer", "services"), "features section"),
-    (("gallery", "portfolio", "our work", "projects"), "gallery"),
-    (("stat", "numbers", "by the numbers"), "stats section"),
-    (("team", "meet"), "team section"),
-    (("about",), "about section"),
-    (("contact", "get in touch", "reach us"), "contact section"),
-    (("subscribe", "newsletter", "sign up", "get started", "join"), "call-to-action banner"),
-)
-_NAMES_BY_ID = {
+# What each kind of section is called; the bundled pages give the kind as the block's id.
+_NAMES = {
     "navigation": "navigation bar",
     "hero": "hero banner",
     "features": "features grid",
@@ -58,10 +48,23 @@ _NAMES_BY_ID = {
     "faq": "FAQ section",
     "contact": "contact form",
     "footer": "footer",
+    "team": "team section",
+    "about": "about section",
 }
-_KNOWN_KINDS = frozenset(
-    [*_NAMES_BY_ID.values(), *(role for _, role in _KEYWORD_ROLES), "hero section"]
+# Words that give away a section's kind on pages that do not name it (official data).
+_KEYWORD_KINDS = (
+    (("pricing", "price", "plan", "/mo", "per month"), "pricing"),
+    (("testimonial", "review", "what our", "customers say", "said"), "testimonials"),
+    (("faq", "frequently", "question"), "faq"),
+    (("feature", "why choose", "what we offer", "services"), "features"),
+    (("gallery", "portfolio", "our work", "projects"), "gallery"),
+    (("stat", "numbers", "by the numbers"), "stats"),
+    (("team", "meet"), "team"),
+    (("about",), "about"),
+    (("contact", "get in touch", "reach us"), "contact"),
+    (("subscribe", "newsletter", "sign up", "get started", "join"), "cta"),
 )
+_KNOWN_KINDS = frozenset(_NAMES.values())
 _ALIGN = {"start": "left", "left": "left", "end": "right", "right": "right", "center": "center"}
 
 
@@ -84,20 +87,20 @@ class Difference:
 
 def section_name(block: Block, index: int, count: int) -> str:
     """Name a block as a person would (``"navigation bar"``, ``"pricing section"``, ...)."""
-    if block.id in _NAMES_BY_ID:  # the bundled pages name their sections by id
-        return _NAMES_BY_ID[block.id]
+    if block.id in _NAMES:  # the bundled pages name their sections by id
+        return _NAMES[block.id]
     words = f"{block.id} {block.classes} {block.heading} {block.text[:200]}".lower()
     if block.tag == "nav" or (index == 0 and block.height < 140 and block.links >= 2):
-        return "navigation bar"
+        return _NAMES["navigation"]
     if block.tag == "footer" or (index == count - 1 and count > 2 and block.height < 200):
-        return "footer"
+        return _NAMES["footer"]
     if block.inputs >= 2 or block.tag == "form":
-        return "contact form"
-    for keys, role in _KEYWORD_ROLES:
-        if any(key in words for key in keys):
-            return role
+        return _NAMES["contact"]
     if block.tag == "header" or (index <= 1 and block.heading_size >= 30):
-        return "hero section"
+        return _NAMES["hero"]
+    for keys, kind in _KEYWORD_KINDS:
+        if any(key in words for key in keys):
+            return _NAMES[kind]
     if block.heading:
         return f"section titled '{_short(block.heading)}'"
     return "content section"
@@ -351,13 +354,7 @@ class VisualDiffSimulator:
         )
         if agent_text is None:
             raise ValueError("messages must end with the agent's message")
-        target_html = (
-            task.get("ground_truth")
-            if isinstance(task, Mapping)
-            else getattr(task, "ground_truth", None)
-        )
-        if not isinstance(target_html, str):
-            raise TypeError(f"task has no ground_truth HTML: {type(task).__name__}")
+        target_html = hidden_information(task)  # the target page's HTML
         try:
             target = self.renderer.render_page(target_html).blocks
         except RenderError as err:

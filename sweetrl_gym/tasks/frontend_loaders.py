@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
-import dataclasses
-import gzip
 import hashlib
-import json
 import os
 import re
-import zlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from sweetrl_gym.tasks.frontend_generator import bundled_frontend_tasks
 from sweetrl_gym.tasks.frontend_types import FrontendTask
-from sweetrl_gym.tasks.loaders import SPLITS, TaskFormatError
+from sweetrl_gym.tasks.loaders import SPLITS
+from sweetrl_gym.tasks.records import (
+    TaskFormatError,
+    read_task_jsonl,
+    require_str,
+    tasks_from_records,
+)
 
 __all__ = ["frontend_task_from_record", "load_frontend_tasks"]
 
@@ -52,9 +54,9 @@ def load_frontend_tasks(
     if isinstance(source, str) and source == "bundled":
         tasks = bundled_frontend_tasks(split)
     elif isinstance(source, (str, os.PathLike)):
-        tasks = _read_jsonl(Path(source), split)
+        tasks = read_task_jsonl(Path(source), split, frontend_task_from_record)
     elif isinstance(source, Iterable) and not isinstance(source, (bytes, Mapping)):
-        tasks = _from_records(source, split)
+        tasks = tasks_from_records(source, split, FrontendTask, frontend_task_from_record)
     else:
         raise TypeError(
             f"source must be 'bundled', a path or a list of tasks, got {type(source).__name__}"
@@ -62,67 +64,6 @@ def load_frontend_tasks(
     if not tasks:
         raise ValueError(f"no tasks in {source!r}")
     return tasks
-
-
-def _read_jsonl(path: Path, split: str) -> list[FrontendTask]:
-    if not path.exists():
-        raise FileNotFoundError(f"task file not found: {path}")
-    opener = gzip.open if path.suffix == ".gz" else open
-    tasks: list[FrontendTask] = []
-    ids: set[str] = set()
-    line_no = 0
-    try:
-        with opener(path, "rt", encoding="utf-8") as handle:
-            for line_no, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                where = f"{path}:{line_no}"
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise TaskFormatError(f"{where}: not valid JSON ({exc.msg})") from exc
-                task = frontend_task_from_record(record, split=split, where=where)
-                tasks.append(_unique_id(task, ids))
-    except (UnicodeDecodeError, gzip.BadGzipFile, EOFError, zlib.error) as exc:
-        kind = "UTF-8 JSONL file (gzip)" if opener is gzip.open else "UTF-8 JSONL file"
-        raise TaskFormatError(f"{path}:{line_no + 1}: not a {kind} ({exc})") from exc
-    return tasks
-
-
-def _from_records(
-    records: Iterable[FrontendTask | Mapping[str, Any]], split: str
-) -> list[FrontendTask]:
-    tasks: list[FrontendTask] = []
-    ids: set[str] = set()
-    for index, record in enumerate(records):
-        task = (
-            record
-            if isinstance(record, FrontendTask)
-            else frontend_task_from_record(record, split=split, where=f"task {index}")
-        )
-        tasks.append(_unique_id(task, ids))
-    return tasks
-
-
-def _unique_id(task: FrontendTask, ids: set[str]) -> FrontendTask:
-    if task.task_id not in ids:
-        ids.add(task.task_id)
-        return task
-    n = 2
-    while f"{task.task_id}-{n}" in ids:
-        n += 1
-    new_id = f"{task.task_id}-{n}"
-    ids.add(new_id)
-    return dataclasses.replace(task, task_id=new_id)
-
-
-def _require_str(record: Mapping[str, Any], key: str, where: str) -> str:
-    if key not in record:
-        raise TaskFormatError(f"{where}: missing field {key!r}")
-    value = record[key]
-    if not isinstance(value, str) or not value.strip():
-        raise TaskFormatError(f"{where}: field {key!r} must be a non-empty string")
-    return value
 
 
 def _optional_str(record: Mapping[str, Any], key: str, where: str) -> str | None:
@@ -154,8 +95,8 @@ def frontend_task_from_record(
     """
     if not isinstance(record, Mapping):
         raise TaskFormatError(f"{where}: expected a JSON object, got {type(record).__name__}")
-    description = _require_str(record, "problem_description", where)
-    ground_truth = _require_str(record, "ground_truth", where)
+    description = require_str(record, "problem_description", where)
+    ground_truth = require_str(record, "ground_truth", where)
     if not _HTML_TAG.search(ground_truth):
         raise TaskFormatError(f"{where}: 'ground_truth' is not an HTML page (no <html> tag)")
     sections = record.get("sections") or ()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-import gzip
 import hashlib
 import json
 import os
@@ -12,15 +10,17 @@ from pathlib import Path
 from typing import Any
 
 from sweetrl_gym.tasks.bundled import bundled_backend_tasks
+from sweetrl_gym.tasks.records import (
+    TaskFormatError,
+    read_task_jsonl,
+    require_str,
+    tasks_from_records,
+)
 from sweetrl_gym.tasks.types import BackendTask, HiddenFact
 
 __all__ = ["TaskFormatError", "load_backend_tasks", "task_from_record"]
 
 SPLITS = ("train", "test")
-
-
-class TaskFormatError(ValueError):
-    """A task record is malformed; the message names where."""
 
 
 TaskSource = str | os.PathLike[str] | Iterable[BackendTask | Mapping[str, Any]]
@@ -57,9 +57,9 @@ def load_backend_tasks(
     if isinstance(source, str) and source == "bundled":
         tasks = bundled_backend_tasks(split)
     elif isinstance(source, (str, os.PathLike)):
-        tasks = _read_jsonl(Path(source), split)
+        tasks = read_task_jsonl(Path(source), split, task_from_record)
     elif isinstance(source, Iterable):
-        tasks = _from_records(source, split)
+        tasks = tasks_from_records(source, split, BackendTask, task_from_record)
     else:
         raise TypeError(
             f"source must be 'bundled', a path or a list of tasks, got {type(source).__name__}"
@@ -74,62 +74,6 @@ def load_backend_tasks(
     if not tasks:
         raise ValueError(f"no tasks in {source!r}")
     return tasks
-
-
-def _read_jsonl(path: Path, split: str) -> list[BackendTask]:
-    if not path.exists():
-        raise FileNotFoundError(f"task file not found: {path}")
-    opener = gzip.open if path.suffix == ".gz" else open
-    tasks: list[BackendTask] = []
-    ids: set[str] = set()
-    with opener(path, "rt", encoding="utf-8") as handle:
-        for line_no, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{line_no}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise TaskFormatError(f"{where}: not valid JSON ({exc.msg})") from exc
-            task = task_from_record(record, split=split, where=where)
-            tasks.append(_unique_id(task, ids))
-    return tasks
-
-
-def _from_records(
-    records: Iterable[BackendTask | Mapping[str, Any]], split: str
-) -> list[BackendTask]:
-    tasks: list[BackendTask] = []
-    ids: set[str] = set()
-    for index, record in enumerate(records):
-        task = (
-            record
-            if isinstance(record, BackendTask)
-            else task_from_record(record, split=split, where=f"task {index}")
-        )
-        tasks.append(_unique_id(task, ids))
-    return tasks
-
-
-def _unique_id(task: BackendTask, ids: set[str]) -> BackendTask:
-    if task.task_id not in ids:
-        ids.add(task.task_id)
-        return task
-    n = 2
-    while f"{task.task_id}-{n}" in ids:
-        n += 1
-    new_id = f"{task.task_id}-{n}"
-    ids.add(new_id)
-    return dataclasses.replace(task, task_id=new_id)
-
-
-def _require_str(record: Mapping[str, Any], key: str, where: str) -> str:
-    if key not in record:
-        raise TaskFormatError(f"{where}: missing field {key!r}")
-    value = record[key]
-    if not isinstance(value, str) or not value.strip():
-        raise TaskFormatError(f"{where}: field {key!r} must be a non-empty string")
-    return value
 
 
 def task_from_record(record: Any, split: str | None = None, where: str = "record") -> BackendTask:
@@ -148,8 +92,8 @@ def task_from_record(record: Any, split: str | None = None, where: str = "record
     """
     if not isinstance(record, Mapping):
         raise TaskFormatError(f"{where}: expected a JSON object, got {type(record).__name__}")
-    description = _require_str(record, "problem_description", where)
-    ground_truth = _require_str(record, "ground_truth", where)
+    description = require_str(record, "problem_description", where)
+    ground_truth = require_str(record, "ground_truth", where)
     if "test_cases" not in record:
         raise TaskFormatError(f"{where}: missing field 'test_cases'")
     tests = record["test_cases"]

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from benchmarks import demo, rollout_speed, sandbox_speed, task_quality
+from benchmarks import demo, render_speed, rollout_speed, sandbox_speed, task_quality
 from sweetrl_gym import TrajectoryBuffer
 
 
@@ -63,3 +63,11 @@ def test_sandbox_speed_on_a_few_tasks():
     assert result["candidates"] == 6 and result["passed"] == 3
     assert result["verdicts_agree"]
     assert all(rate > 0 for rate in result["candidates_per_s"].values())
+
+
+def test_render_speed_compares_against_a_fresh_browser(tmp_path):
+    out = tmp_path / "render_speed.json"
+    result = render_speed.main(["--pages", "2", "--out", str(out)])
+    assert result["pages"] == 2 and result["renders_agree"]
+    assert set(result["renders_per_s"]) == {"fresh_browser_per_page", "reused_sequential", "reused_pool_2"}
+    assert json.loads(out.read_text()) == result

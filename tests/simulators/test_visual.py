@@ -46,7 +46,7 @@ def page():
 
 def test_sections_get_names_a_person_would_use():
     names = [section_name(b, i, 4) for i, b in enumerate(page())]
-    assert names == ["navigation bar", "hero section", "pricing section", "footer"]
+    assert names == ["navigation bar", "hero banner", "pricing section", "footer"]
     assert section_name(block(inputs=3), 1, 3) == "contact form"
     assert section_name(block(heading="Our story"), 2, 5) == "section titled 'Our story'"
 
@@ -68,7 +68,7 @@ def test_a_wrong_background_is_named_with_its_colours_and_place():
     )
     (difference,) = page_differences(page(), mine)
     assert difference.kind == "background"
-    assert difference.sentence == "The hero section should have a red, not dark green background."
+    assert difference.sentence == "The hero banner should have a red, not dark green background."
 
 
 def test_missing_sections_come_before_small_details():
@@ -89,15 +89,15 @@ def test_extra_replaced_and_layout_differences():
     )
     kinds = {d.kind: d.sentence for d in page_differences(page(), mine)}
     assert kinds["replaced"].startswith("Replace the gallery with a pricing section")
-    assert kinds["alignment"] == "The text in the hero section should be centered."
-    assert kinds["heading_size"] == "The hero section heading should be much larger."
+    assert kinds["alignment"] == "The text in the hero banner should be centered."
+    assert kinds["heading_size"] == "The hero banner heading should be much larger."
     extra = page_differences(page(), [*page(), block("section", 860, 300, id="faq")])
     assert [d.kind for d in extra] == ["extra"] and "FAQ section" in extra[0].sentence
 
 
 def test_describing_the_design_leans_to_the_question():
     overview = describe_design(page(), "Can you tell me more?")
-    assert overview.startswith("From top to bottom, the page has a navigation bar, a hero section")
+    assert overview.startswith("From top to bottom, the page has a navigation bar, a hero banner")
     colours = describe_design(page(), "Which colours do you like?")
     assert colours.startswith("The ") and "red" in colours.split(".")[0]
     layout = describe_design(page(), "What layout, how many columns?")
@@ -129,7 +129,7 @@ def ask(simulator, message):
 def test_replies_compare_real_renders(simulator):
     assert ask(simulator, TARGET) == "That looks just like what I had in mind."
     reply = ask(simulator, TARGET.replace("bg-red-500", "bg-blue-900"))
-    assert reply == "The hero section should have a red, not very dark blue background."
+    assert reply == "The hero banner should have a red, not very dark blue background."
     assert ask(simulator, "<html><body></body></html>").startswith("Your page looks empty to me.")
     assert "could not see your page" in ask(
         simulator, "<html><body><script>while(1){}</script></body></html>"

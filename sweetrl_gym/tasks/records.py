@@ -1,0 +1,112 @@
+"""Reading task records: JSONL files (plain or gzip) and in-memory lists, with clear errors.
+
+Both task loaders (backend and frontend) read records the same way and differ only in
+how one record becomes a task; they pass that function in.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import zlib
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+__all__ = ["TaskFormatError", "read_task_jsonl", "require_str", "tasks_from_records"]
+
+T = TypeVar("T")
+RecordToTask = Callable[..., T]  # (record, split=..., where=...) -> task
+
+
+class TaskFormatError(ValueError):
+    """A task record is malformed; the message names where."""
+
+
+def read_task_jsonl(path: Path, split: str, build: RecordToTask[T]) -> list[T]:
+    """Read one task a line from ``path`` (``.jsonl`` or ``.jsonl.gz``).
+
+    Args:
+        path: The file.
+        split: Recorded on tasks that name none.
+        build: Turns a record into a task: ``build(record, split=..., where=...)``.
+
+    Returns:
+        The tasks in file order; repeated ids get a ``-2``, ``-3``, ... suffix.
+
+    Raises:
+        FileNotFoundError: The file does not exist.
+        TaskFormatError: A line is not JSON, not UTF-8, or not a valid record (the
+            message names file and line).
+
+    """
+    if not path.exists():
+        raise FileNotFoundError(f"task file not found: {path}")
+    opener = gzip.open if path.suffix == ".gz" else open
+    tasks: list[T] = []
+    ids: set[str] = set()
+    line_no = 0
+    try:
+        with opener(path, "rt", encoding="utf-8") as handle:
+            for line_no, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                where = f"{path}:{line_no}"
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise TaskFormatError(f"{where}: not valid JSON ({exc.msg})") from exc
+                tasks.append(_unique_id(build(record, split=split, where=where), ids))
+    except (UnicodeDecodeError, gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        kind = "UTF-8 JSONL file (gzip)" if opener is gzip.open else "UTF-8 JSONL file"
+        raise TaskFormatError(f"{path}:{line_no + 1}: not a {kind} ({exc})") from exc
+    return tasks
+
+
+def tasks_from_records(
+    records: Iterable[Any], split: str, task_type: type[T], build: RecordToTask[T]
+) -> list[T]:
+    """Build tasks from a list of ``task_type`` objects and/or record dicts.
+
+    Raises:
+        TaskFormatError: A record is malformed (the message names its index).
+
+    """
+    tasks: list[T] = []
+    ids: set[str] = set()
+    for index, record in enumerate(records):
+        task = (
+            record
+            if isinstance(record, task_type)
+            else build(record, split=split, where=f"task {index}")
+        )
+        tasks.append(_unique_id(task, ids))
+    return tasks
+
+
+def _unique_id(task: Any, ids: set[str]) -> Any:
+    if task.task_id not in ids:
+        ids.add(task.task_id)
+        return task
+    n = 2
+    while f"{task.task_id}-{n}" in ids:
+        n += 1
+    new_id = f"{task.task_id}-{n}"
+    ids.add(new_id)
+    return dataclasses.replace(task, task_id=new_id)
+
+
+def require_str(record: Mapping[str, Any], key: str, where: str) -> str:
+    """Return ``record[key]``, which must be a non-empty string.
+
+    Raises:
+        TaskFormatError: If it is missing, empty or not a string.
+
+    """
+    if key not in record:
+        raise TaskFormatError(f"{where}: missing field {key!r}")
+    value = record[key]
+    if not isinstance(value, str) or not value.strip():
+        raise TaskFormatError(f"{where}: field {key!r} must be a non-empty string")
+    return value
