@@ -69,5 +69,9 @@ def test_render_speed_compares_against_a_fresh_browser(tmp_path):
     out = tmp_path / "render_speed.json"
     result = render_speed.main(["--pages", "2", "--out", str(out)])
     assert result["pages"] == 2 and result["renders_agree"]
-    assert set(result["renders_per_s"]) == {"fresh_browser_per_page", "reused_sequential", "reused_pool_2"}
+    assert set(result["renders_per_s"]) == {
+        "fresh_browser_per_page",
+        "reused_sequential",
+        "reused_pool_2",
+    }
     assert json.loads(out.read_text()) == result
