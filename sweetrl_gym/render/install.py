@@ -59,7 +59,7 @@ def install_chromium() -> str:
             + "` (or install Chromium/Chrome another way and set $SWEETRL_CHROMIUM)"
         )
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    install = ["apt-get", "install", "-y", "-q", "--no-install-recommends", *_APT_PACKAGES]
+    install = ["apt-get", "install", "-y", "-q", *_APT_PACKAGES]
     if subprocess.run(install, env=env, check=False).returncode != 0:
         # A fresh machine may have no package lists yet.
         subprocess.run(["apt-get", "update", "-q"], env=env, check=True)
