@@ -24,8 +24,9 @@ venv: $(BIN)/.installed
 browser: venv
 	$(BIN)/python -m sweetrl_gym.render.install
 
+# The README's main job: the quick comparison (SmolLM2-135M on the CPU), resumable.
 demo: venv
-	$(BIN)/python -m benchmarks.demo
+	$(BIN)/sweetrl compare --config quick --out runs/quick
 
 test: venv browser
 	$(BIN)/ruff check .

@@ -65,6 +65,19 @@ class Algorithm(ABC):
         if "name" in cls.__dict__:
             Algorithm._registry[cls.name] = cls
 
+    @classmethod
+    def named(cls, name: str) -> type[Algorithm]:
+        """Return the algorithm class registered as ``name`` (``"sweet-rl"``, ``"rft"``, ...).
+
+        Raises:
+            KeyError: If no algorithm has that name (the message lists them).
+
+        """
+        if name not in Algorithm._registry:
+            known = ", ".join(sorted(Algorithm._registry))
+            raise KeyError(f"unknown algorithm {name!r}; known: {known}")
+        return Algorithm._registry[name]
+
     def __init__(
         self,
         policy: TransformersAgent,

@@ -222,7 +222,7 @@ class _Meter:
 
 def _load_model(name: str, device: str) -> tuple[Any, Any]:
     if name == "tiny":
-        from tests.tiny_lm import make_tiny_lm
+        from agents.tiny_model import make_tiny_lm
 
         return make_tiny_lm(seed=0)
     from agents import load_default_model

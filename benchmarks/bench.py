@@ -1,0 +1,597 @@
+"""All speed benchmarks in one run: each ours-vs-baseline ratio measured side by side.
+
+``sweetrl bench`` runs :func:`main`, which reads top to bottom: describe the machine ->
+run each selected benchmark at the chosen scale (each times ours and its baseline in the
+same run, on the same work) -> turn each result into rows (ours, baseline, ratio, notes)
+-> write ``bench.json`` (rows, machine, every benchmark's full result) and ``bench.md``
+(a table) to ``--out``. A benchmark that cannot run here (TRL not installed, no browser
+for the renderer, the default model missing) becomes a row "skipped: <reason>" and the
+others still run; one that fails becomes a row "error: <reason>".
+
+The benchmarks (each also runs alone as ``python -m benchmarks.<module>``):
+
+- ``sandbox`` (sandbox_speed): candidates scored per second, our warm sandbox vs a fresh
+  Python interpreter per candidate and vs the official in-process ``exec`` (no isolation).
+- ``env`` (env_speed): env steps/s with the offline simulators, ``num_envs`` envs stepped
+  in parallel vs one env at a time (backend and frontend).
+- ``render`` (render_speed): pages rendered per second, our reused browser vs a fresh
+  browser per page.
+- ``rollout`` (rollout_speed): agent turns/s with a local model, batched across envs vs
+  one env at a time.
+- ``dpo`` (dpo_speed): DPO training tokens/s and peak memory, ours vs TRL's DPOTrainer.
+
+    python -m benchmarks.bench --scale quick --out runs/bench
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import io
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "BENCHMARKS",
+    "SCALES",
+    "Measure",
+    "Row",
+    "describe_machine",
+    "main",
+    "other_cpu_load",
+    "write_markdown",
+]
+
+SCALES: dict[str, dict[str, list[str]]] = {
+    # For the tests: a couple of tasks each (use with --tiny).
+    "smoke": {
+        "sandbox": "--tasks 2".split(),
+        "env": "--tasks 2 --num-envs 2".split(),
+        "render": "--pages 2".split(),
+        "rollout": "--tasks 2 --num-envs 2 --max-turns 2 --max-new-tokens 4".split(),
+        "dpo": "--pairs 4 --batch-size 2".split(),
+    },
+    # A few minutes on 2 idle CPU cores with the default model.
+    "quick": {
+        "sandbox": "--tasks 30".split(),
+        "env": "--tasks 32 --frontend-tasks 6".split(),
+        "render": "--pages 8".split(),
+        "rollout": "--tasks 8 --num-envs 8 --max-turns 2 --max-new-tokens 32".split(),
+        "dpo": "--pairs 4 --batch-size 2".split(),
+    },
+    # The budgets of the standalone scripts.
+    "full": {
+        "sandbox": "--tasks 100".split(),
+        "env": "--tasks 100 --frontend-tasks 24".split(),
+        "render": "--pages 30".split(),
+        "rollout": "--tasks 16 --num-envs 8 --max-turns 3 --max-new-tokens 96".split(),
+        "dpo": "--pairs 16 --batch-size 4".split(),
+    },
+}
+"""Each benchmark's arguments at each ``--scale``."""
+
+_TRL_HINT = 'pip install "sweetrl-gym[bench]"'
+# Optional dependencies: a benchmark that needs a missing one is skipped, not failed.
+_OPTIONAL = {"trl", "datasets", "playwright", "skimage"}
+
+
+@dataclass
+class Measure:
+    """One side of a comparison: what was run and how fast (or big) it was."""
+
+    label: str
+    value: float
+    unit: str
+
+    def __str__(self) -> str:
+        return f"{self.value:g} {self.unit} ({self.label})"
+
+
+@dataclass
+class Row:
+    """One line of the report: ours vs a baseline, measured in the same run.
+
+    Attributes:
+        benchmark: The benchmark that produced it (``sandbox``, ``env``, ...).
+        name: What the row measures.
+        status: ``"ok"``, ``"skipped: <reason>"`` or ``"error: <reason>"``.
+        ours: Our side (``None`` unless ok).
+        baseline: The baseline side (``None`` unless ok).
+        ratio: ``ours.value / baseline.value`` (``None`` when not measurable).
+        better: ``"higher"`` or ``"lower"``: which way the ratio is good for us.
+        notes: What was run and what else the result says.
+        seconds: Wall time of the whole benchmark the row comes from.
+        other_cores: CPU cores that other processes kept busy meanwhile, on average
+            (``None`` without ``/proc``): a busy machine skews ratios.
+
+    """
+
+    benchmark: str
+    name: str
+    status: str = "ok"
+    ours: Measure | None = None
+    baseline: Measure | None = None
+    ratio: float | None = None
+    better: str = "higher"
+    notes: str = ""
+    seconds: float | None = field(default=None)
+    other_cores: float | None = field(default=None)
+
+
+def _row(benchmark: str, name: str, ours: Measure, baseline: Measure, **extra: Any) -> Row:
+    ratio = round(ours.value / baseline.value, 3) if baseline.value > 0 else None
+    return Row(benchmark, name, ours=ours, baseline=baseline, ratio=ratio, **extra)
+
+
+class Skip(Exception):
+    """A benchmark cannot run here (a missing optional dependency); the reason says why."""
+
+
+# -- 1. The machine -------------------------------------------------------------------------
+
+
+def describe_machine() -> dict[str, Any]:
+    """Describe this machine: CPU model, cores, RAM, GPU, OS, Python and library versions."""
+    cpu = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    memory_gib = None
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                memory_gib = round(int(line.split()[1]) / 2**20, 1)
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    machine: dict[str, Any] = {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "usable_cores": usable,
+        "memory_gib": memory_gib,
+        "gpu": None,
+        "os": platform.platform(),
+        "python": platform.python_version(),
+    }
+    import torch
+
+    if torch.cuda.is_available():
+        props = torch.cuda.get_device_properties(0)
+        machine["gpu"] = f"{props.name}, {props.total_memory / 2**30:.0f} GiB"
+        machine["gpu_count"] = torch.cuda.device_count()
+    machine["torch_threads"] = torch.get_num_threads()
+    versions = {}
+    for package in ("sweetrl-gym", "torch", "transformers", "trl", "playwright"):
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            versions[package] = metadata.version(package)
+    machine["versions"] = versions
+    return machine
+
+
+def machine_line(machine: dict[str, Any]) -> str:
+    """Return the machine description as one line of text."""
+    cores = f"{machine['cores']} cores"
+    if machine.get("usable_cores") not in (None, machine["cores"]):
+        cores += f" ({machine['usable_cores']} usable)"
+    memory = f", {machine['memory_gib']} GiB RAM" if machine.get("memory_gib") else ""
+    gpu = machine.get("gpu") or "no GPU"
+    versions = ", ".join(f"{name} {version}" for name, version in machine["versions"].items())
+    return (
+        f"{machine['cpu']}, {cores}{memory}, {gpu}; {machine['os']}; "
+        f"Python {machine['python']}; {versions}"
+    )
+
+
+def _processes() -> dict[int, tuple[int, float]] | None:
+    """Return pid -> (parent pid, CPU seconds incl. reaped children) from ``/proc``, or None."""
+    if not Path("/proc/self/stat").exists():
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    table = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # it ended meanwhile
+        # utime stime cutime cstime; but init reaps every orphan (a closed browser's
+        # helpers among them), so its children's time is nobody's in particular.
+        pid = int(entry.name)
+        cpu = sum(int(x) for x in fields[11 : 13 if pid == 1 else 15]) / tick
+        table[pid] = (int(fields[1]), cpu)
+    return table
+
+
+def _descendants(table: dict[int, tuple[int, float]], root: int) -> set[int]:
+    family, grew = {root}, True
+    while grew:
+        grew = False
+        for pid, (parent, _) in table.items():
+            if parent in family and pid not in family:
+                family.add(pid)
+                grew = True
+    return family
+
+
+@contextlib.contextmanager
+def other_cpu_load() -> Iterator[dict[str, Any]]:
+    """Measure the CPU cores other processes use while the block runs (into the dict).
+
+    "Other" are the processes that were already running before the block and are not
+    this process or its descendants; anything started meanwhile counts as ours (a
+    browser's helpers leave our process tree, so they cannot be told apart by parent).
+    Fills ``cores`` (their average total; ``None`` without ``/proc``) and ``by_process``
+    (pid -> cores, for those that used at least 0.05 cores).
+    """
+    measured: dict[str, Any] = {"cores": None, "by_process": {}}
+    before, start = _processes(), time.perf_counter()
+    try:
+        yield measured
+    finally:
+        after, wall = _processes(), time.perf_counter() - start
+        if before is not None and after is not None and wall > 0:
+            ours = _descendants(before, os.getpid())
+            used = {
+                pid: max(0.0, after[pid][1] - cpu) / wall
+                for pid, (_, cpu) in before.items()
+                if pid not in ours and pid in after
+            }
+            measured["cores"] = round(sum(used.values()), 2)
+            measured["by_process"] = {
+                pid: round(cores, 2) for pid, cores in used.items() if cores >= 0.05
+            }
+
+
+# -- 2. The benchmarks: run one, turn its result into rows ----------------------------------
+
+
+def _run_sandbox(argv: list[str], raw_dir: Path, tiny: bool) -> tuple[dict[str, Any], list[Row]]:
+    from benchmarks import sandbox_speed
+
+    result = sandbox_speed.main(argv)
+    rates = result["candidates_per_s"]
+    ours = Measure("warm sandbox, one batch", rates["sandbox_batched"], "candidates/s")
+    notes = (
+        f"{result['candidates']} candidates ({result['passed']} pass); verdicts agree: "
+        f"{result['verdicts_agree']}; sandbox one at a time: {rates['sandbox_sequential']}/s; "
+        f"isolation: {result['isolation']}"
+    )
+    rows = [
+        _row(
+            "sandbox",
+            "sandbox scoring vs a fresh interpreter per candidate",
+            ours,
+            Measure("fresh Python per candidate", rates["fresh_interpreter"], "candidates/s"),
+            notes=notes,
+        ),
+        _row(
+            "sandbox",
+            "sandbox scoring vs official in-process exec",
+            ours,
+            Measure("exec + SIGALRM in-process", rates["official_in_process"], "candidates/s"),
+            notes="the official evaluator's way: faster, but no isolation at all",
+        ),
+    ]
+    return result, rows
+
+
+def _run_env(argv: list[str], raw_dir: Path, tiny: bool) -> tuple[dict[str, Any], list[Row]]:
+    from benchmarks import env_speed
+
+    result = env_speed.main([*argv, "--out", str(raw_dir / "env_speed.json")])
+    rows = []
+    for short, env_id in env_speed.ENVIRONMENTS.items():
+        part = result.get(short)
+        name = f"{env_id} steps/s, offline simulator"
+        if part is None:
+            continue
+        if "skipped" in part:
+            rows.append(Row("env", name, status=f"skipped: {part['skipped']}"))
+            continue
+        one, parallel = part["one_env"], part["parallel"]
+        rewards = f"{parallel['mean_reward']:g} vs {one['mean_reward']:g}"
+        rows.append(
+            _row(
+                "env",
+                name,
+                Measure(f"{part['num_envs']} envs in parallel", parallel["steps_per_s"], "steps/s"),
+                Measure("one env at a time", one["steps_per_s"], "steps/s"),
+                notes=f"{part['tasks']} tasks, {part['agent']}; episodes/s "
+                f"{parallel['episodes_per_s']:g} vs {one['episodes_per_s']:g}; mean reward "
+                f"{rewards} (same episodes: {part['same_rewards']})",
+            )
+        )
+    return result, rows
+
+
+def _run_render(argv: list[str], raw_dir: Path, tiny: bool) -> tuple[dict[str, Any], list[Row]]:
+    from benchmarks import env_speed
+
+    missing = env_speed.renderer_missing()
+    if missing is not None:
+        raise Skip(f"renderer not set up: {missing}")
+    from benchmarks import render_speed
+
+    result = render_speed.main([*argv, "--out", str(raw_dir / "render_speed.json")])
+    rates = result["renders_per_s"]
+    pooled = next(key for key in rates if key.startswith("reused_pool_"))
+    pool = pooled.removeprefix("reused_pool_")
+    row = _row(
+        "render",
+        "page renders vs a fresh browser per page",
+        Measure(f"reused browser, {pool} pages at once", rates[pooled], "renders/s"),
+        Measure("fresh browser per page", rates["fresh_browser_per_page"], "renders/s"),
+        notes=f"{result['pages']} pages (mean height {result['mean_height_px']} px); reused "
+        f"one at a time: {rates['reused_sequential']}/s; same pixels: {result['renders_agree']}",
+    )
+    return result, [row]
+
+
+@contextlib.contextmanager
+def _environment(**values: str) -> Iterator[None]:
+    """Set environment variables (inherited by the benchmark's processes) for a while."""
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _tiny_agent(max_new_tokens: int, batch_size: int) -> Any:
+    from agents import TransformersAgent
+    from agents.tiny_model import make_tiny_lm
+
+    model, tokenizer = make_tiny_lm(seed=0)
+    return TransformersAgent(
+        model, tokenizer, temperature=0.0, max_new_tokens=max_new_tokens, batch_size=batch_size
+    )
+
+
+def _flag(argv: list[str], name: str) -> int:
+    return int(argv[argv.index(name) + 1])
+
+
+def _run_rollout(argv: list[str], raw_dir: Path, tiny: bool) -> tuple[dict[str, Any], list[Row]]:
+    from agents import DefaultModelNotInstalled
+    from benchmarks import rollout_speed
+
+    agent = None
+    if tiny:
+        agent = _tiny_agent(_flag(argv, "--max-new-tokens"), _flag(argv, "--num-envs"))
+    try:
+        result = rollout_speed.main(
+            [*argv, "--out", str(raw_dir / "rollout_speed.json")], agent=agent
+        )
+    except DefaultModelNotInstalled as err:
+        raise Skip(f"the default model is not installed: {err}") from None
+    sequential = result["one_env_at_a_time"]
+    batched_key = next(key for key in result if key.startswith("batched_"))
+    batched = result[batched_key]
+    envs = batched_key.removeprefix("batched_").removesuffix("_envs")
+    row = _row(
+        "rollout",
+        "agent turns/s, local model",
+        Measure(f"{envs} envs, one batched generation", batched["turns_per_s"], "turns/s"),
+        Measure("one env at a time", sequential["turns_per_s"], "turns/s"),
+        notes=f"{result['model']}, greedy, {result['tasks']} tasks x up to "
+        f"{result['max_turns']} turns, {result['max_new_tokens']} new tokens at most; "
+        f"tokens/s {batched['tokens_per_s']:g} vs {sequential['tokens_per_s']:g}; turns "
+        f"{batched['turns']} vs {sequential['turns']}",
+    )
+    return result, [row]
+
+
+def _run_dpo(argv: list[str], raw_dir: Path, tiny: bool) -> tuple[dict[str, Any], list[Row]]:
+    if importlib.util.find_spec("trl") is None:
+        raise Skip(f"TRL is not installed: {_TRL_HINT}")
+    from benchmarks import dpo_speed
+
+    # The tiny model's byte-level tokenizer makes longer sequences of the same dialogues.
+    model = ["--model", "tiny", "--max-length", "1024"] if tiny else ["--model", "default"]
+    with _environment(HF_DATASETS_DISABLE_PROGRESS_BARS="1"):  # TRL's dataset-map bars
+        result = dpo_speed.main([*argv, *model, "--out", str(raw_dir / "dpo_speed.json")])
+    ours, trl = result["ours"], result["trl"]
+    settings = result["settings"]
+    check = trl["token_check"]
+    work = (
+        f"{settings['pairs']} pairs, batch {settings['batch_size']}, "
+        f"{ours['optimizer_steps']} optimizer steps, max length {settings['max_length']}, "
+        f"{result['machine']['device']}; token-identical sequences "
+        f"{check['identical_sequences']}/{check['sequences']}"
+    )
+    speed = _row(
+        "dpo",
+        "DPO training tokens/s",
+        Measure("SweetRL.fit_policy (sigmoid DPO)", ours["tokens_per_s"], "tokens/s"),
+        Measure("TRL DPOTrainer", trl["tokens_per_s"], "tokens/s"),
+        notes=f"{work}; train seconds {ours['train_seconds']:g} vs {trl['train_seconds']:g}",
+    )
+    memory = _row(
+        "dpo",
+        "DPO training peak memory",
+        Measure("SweetRL.fit_policy", ours["peak_memory_mb"], "MB"),
+        Measure("TRL DPOTrainer", trl["peak_memory_mb"], "MB"),
+        better="lower",
+        notes=f"{result['machine']['memory']}, each side in a fresh process; lower is better",
+    )
+    if memory.ratio is None:
+        memory.notes += "; too small to measure here (a tiny model may add nothing)"
+    return result, [speed, memory]
+
+
+Runner = Callable[[list[str], Path, bool], tuple[dict[str, Any], list[Row]]]
+
+BENCHMARKS: dict[str, tuple[Runner, str]] = {
+    "sandbox": (_run_sandbox, "sandbox candidates/s vs a fresh interpreter and in-process exec"),
+    "env": (_run_env, "env steps/s with the offline simulators, parallel vs one env"),
+    "render": (_run_render, "page renders/s, reused browser vs a fresh browser per page"),
+    "rollout": (_run_rollout, "agent turns/s, batched generation vs one env at a time"),
+    "dpo": (_run_dpo, "DPO training tokens/s and peak memory vs TRL's DPOTrainer"),
+}
+"""Benchmark name -> (runner, what it compares), in the order they run."""
+
+
+def _failure(err: BaseException) -> str:
+    """Say why a benchmark did not finish: skipped (missing optional piece) or error."""
+    from sweetrl_gym.render import AssetMissingError, BrowserNotFoundError
+
+    if isinstance(err, Skip):
+        return f"skipped: {err}"
+    if isinstance(err, BrowserNotFoundError | AssetMissingError):
+        return f"skipped: renderer not set up: {err}"
+    if isinstance(err, ModuleNotFoundError) and (err.name or "").split(".")[0] in _OPTIONAL:
+        return f"skipped: {err.name} is not installed"
+    lines = str(err).strip().splitlines()
+    return f"error: {type(err).__name__}" + (f": {lines[0][:300]}" if lines else "")
+
+
+def run_one(
+    name: str, argv: list[str], raw_dir: Path, tiny: bool
+) -> tuple[dict[str, Any] | None, list[Row]]:
+    """Run one benchmark; a missing dependency or a failure becomes a row, never a crash."""
+    runner, what = BENCHMARKS[name]
+    start = time.perf_counter()
+    captured = io.StringIO()  # the scripts print their whole JSON result: keep it quiet
+    result: dict[str, Any] | None = None
+    with other_cpu_load() as load:
+        try:
+            with contextlib.redirect_stdout(captured):
+                result, rows = runner(argv, raw_dir, tiny)
+        except (Exception, SystemExit) as err:  # the other benchmarks still run
+            rows = [Row(name, what, status=_failure(err))]
+    seconds = round(time.perf_counter() - start, 2)
+    for row in rows:
+        row.seconds, row.other_cores = seconds, load["cores"]
+    return result, rows
+
+
+# -- 3. The report ---------------------------------------------------------------------------
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+BUSY_CORES = 0.25
+"""Other processes using at least this many cores on average make a row's ratio suspect."""
+
+
+def _busy_warning(row: dict[str, Any], machine: dict[str, Any]) -> str:
+    other = row.get("other_cores")
+    if other is None or other < BUSY_CORES:
+        return ""
+    return (
+        f"; BUSY MACHINE: other processes used {other:.1f} of {machine['usable_cores']} cores "
+        "meanwhile, so this ratio is unreliable"
+    )
+
+
+def write_markdown(report: dict[str, Any], path: Path) -> None:
+    """Write the report as a markdown table: benchmark | ours | baseline | ratio | notes."""
+    lines = [
+        "# sweetrl-gym speed benchmarks",
+        "",
+        f"`sweetrl bench {' '.join(report['argv'])}`, {report['started_at']}, "
+        f"{report['seconds']:.0f} s in all. Each ratio is ours / baseline, both measured "
+        "side by side in this run (higher is better unless the notes say otherwise).",
+        "",
+        f"**Machine:** {_cell(machine_line(report['machine']))}",
+        "",
+        "| benchmark | ours | baseline | ratio | notes |",
+        "|---|---|---|---|---|",
+    ]
+    for row in report["rows"]:
+        if row["status"] != "ok":
+            lines.append(f"| {_cell(row['name'])} | — | — | — | {_cell(row['status'])} |")
+            continue
+        ours, baseline = Measure(**row["ours"]), Measure(**row["baseline"])
+        ratio = f"{row['ratio']:.2f}x" if row["ratio"] is not None else "n/a"
+        notes = row["notes"] + _busy_warning(row, report["machine"])
+        lines.append(
+            f"| {_cell(row['name'])} | {_cell(str(ours))} | {_cell(str(baseline))} | {ratio} "
+            f"| {_cell(notes)} |"
+        )
+    path.write_text("\n".join(lines) + "\n")
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Run the selected benchmarks; returns (and writes) the report."""
+    parser = argparse.ArgumentParser(prog="sweetrl bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scale", choices=tuple(SCALES), default="quick", help="budgets")
+    parser.add_argument(
+        "--only", help=f"comma-separated benchmarks to run (default: all): {', '.join(BENCHMARKS)}"
+    )
+    parser.add_argument(
+        "--tiny",
+        action="store_true",
+        help="rollout and dpo use a tiny random-init model instead of the default model",
+    )
+    parser.add_argument("--out", type=Path, default=Path("runs/bench"), help="output folder")
+    args = parser.parse_args(argv)
+    names = list(BENCHMARKS)
+    if args.only is not None:
+        names = [name.strip() for name in args.only.split(",") if name.strip()]
+        unknown = [name for name in names if name not in BENCHMARKS]
+        if unknown or not names:
+            parser.error(
+                f"--only: unknown {unknown or 'empty'}; choose from {', '.join(BENCHMARKS)}"
+            )
+
+    started = datetime.now(timezone.utc)
+    start = time.perf_counter()
+    raw_dir = args.out / "raw"
+    raw_dir.mkdir(parents=True, exist_ok=True)
+    machine = describe_machine()
+    print(f"machine: {machine_line(machine)}", flush=True)
+    results: dict[str, Any] = {}
+    rows: list[Row] = []
+    for index, name in enumerate(names, 1):
+        bench_argv = SCALES[args.scale][name]
+        print(f"[{index}/{len(names)}] {name}: {BENCHMARKS[name][1]} ...", flush=True)
+        result, new_rows = run_one(name, bench_argv, raw_dir, args.tiny)
+        if result is not None:
+            results[name] = result
+        rows += new_rows
+        for row in new_rows:
+            ratio = "n/a" if row.ratio is None else f"{row.ratio:.2f}x"
+            outcome = ratio if row.status == "ok" else row.status
+            if row.other_cores is not None and row.other_cores >= BUSY_CORES:
+                outcome += f" (busy machine: other processes used {row.other_cores} cores)"
+            print(f"[{index}/{len(names)}] {name}: {row.name}: {outcome} ({row.seconds} s)")
+        sys.stdout.flush()
+
+    report = {
+        "started_at": started.isoformat(timespec="seconds"),
+        "seconds": round(time.perf_counter() - start, 1),
+        "argv": list(argv if argv is not None else sys.argv[1:]),
+        "scale": args.scale,
+        "tiny": args.tiny,
+        "arguments": {name: SCALES[args.scale][name] for name in names},
+        "machine": machine,
+        "rows": [asdict(row) for row in rows],
+        "results": results,
+    }
+    (args.out / "bench.json").write_text(json.dumps(report, indent=2) + "\n")
+    write_markdown(report, args.out / "bench.md")
+    print(f"wrote {args.out / 'bench.md'} and bench.json ({report['seconds']:.0f} s)")
+    return report
+
+
+if __name__ == "__main__":
+    main()

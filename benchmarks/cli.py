@@ -1,0 +1,654 @@
+"""The ``sweetrl`` command: play, collect, train, eval, compare and bench from the terminal.
+
+Every subcommand reads a config (``--config NAME|PATH``: a bundled name such as ``smoke``
+or a TOML file; see ``sweetrl configs``), then ``--set section.key=value`` overrides, then
+its own flags (``--tasks``, ``--model``, ...), which are shorthands for config keys::
+
+    sweetrl play --agent oracle --env backend --task-index 0
+    sweetrl collect --config smoke --agent oracle --tasks 2 --out data.jsonl
+    sweetrl train --algo rft --config smoke --buffer data.jsonl --out runs/rft
+    sweetrl eval --config smoke --agent runs/rft/model --tasks 2
+
+A mistake on the command line (an unknown flag, config or key) exits with status 2, a
+failure while running (a missing file or optional dependency, a training error) with 1,
+an interrupt with 130; each prints one ``sweetrl: error: ...`` line (``--debug``: the
+traceback). Heavy packages (torch, transformers, browsers) load only when a subcommand
+needs them, so ``sweetrl --help`` answers at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from benchmarks.experiment_config import METHODS, ConfigError, config_names, load_config
+
+__all__ = ["UsageError", "build_parser", "describe_error", "main", "make_agent"]
+
+ENV_IDS = {"backend": "ColBench-Backend-v0", "frontend": "ColBench-Frontend-v0"}
+FRONTEND = ENV_IDS["frontend"]
+ALGORITHMS = tuple(m for m in METHODS if m != "zero-shot")
+SCRIPTED_AGENTS = ("human", "oracle", "random", "immediate")
+MODEL_AGENTS = ("default", "tiny")
+AGENT_HELP = (
+    "human | oracle | random | immediate | default (SmolLM2-135M) | tiny (random init) | "
+    "openai (--openai-url, --openai-model) | PATH: a saved algorithm (`sweetrl train`'s "
+    "--out or its model/ folder) or a local model folder"
+)
+# Optional dependencies by import name: what to install when one is missing.
+_INSTALL_HINTS = {
+    "playwright": "pip install 'sweetrl-gym[frontend]' && python -m sweetrl_gym.render.install",
+    "skimage": "pip install 'sweetrl-gym[frontend]'",
+    "trl": "pip install 'sweetrl-gym[bench]'",
+    "matplotlib": "pip install matplotlib",
+    "tomli": "pip install tomli",
+}
+_OWN_PACKAGES = ("sweetrl_gym", "agents", "algorithms", "benchmarks")
+_RESUME_HINTS = {
+    "collect": " (add --resume to the same command to continue)",
+    "train": " (add --resume to the same command to continue)",
+    "eval": " (with --episodes, add --resume to the same command to continue)",
+    "compare": " (run the same command again to continue)",
+}
+
+
+class UsageError(Exception):
+    """The command line is wrong (flag, config, override): exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """Raises :class:`UsageError` instead of printing the usage and exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see '{self.prog} --help')")
+
+
+# -- entry point ------------------------------------------------------------------------
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``sweetrl`` with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in argv if not a.startswith("-")), None)
+    debug = "--debug" in argv[: argv.index(command)] if command == "bench" else False
+    try:
+        if command == "bench":
+            return _bench(argv[argv.index("bench") + 1 :])
+        args, extra = build_parser().parse_known_args(argv)
+        if extra:  # name the subcommand whose --help lists the right flags
+            raise UsageError(
+                f"unrecognized arguments: {' '.join(extra)} (see 'sweetrl {args.command} --help')"
+            )
+        debug = bool(getattr(args, "debug", False))
+        return int(args.handler(args) or 0)
+    except SystemExit as done:  # --help, or a forwarded script's own exit
+        return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+    except UsageError as err:
+        _say_error(str(err))
+        return 2
+    except BrokenPipeError:  # `sweetrl ... | head`: the reader left; nothing to report
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silence the flush at exit
+        return 1
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        _say_error("interrupted" + _RESUME_HINTS.get(command or "", ""))
+        return 130
+    except Exception as err:
+        if debug:
+            raise
+        _say_error(describe_error(err))
+        return 1
+
+
+def describe_error(err: BaseException) -> str:
+    """Return a one-line description of ``err`` for the terminal."""
+    if isinstance(err, ModuleNotFoundError) and err.name:
+        root = err.name.split(".")[0]
+        if root not in _OWN_PACKAGES:
+            hint = _INSTALL_HINTS.get(root, f"pip install {root}")
+            return f"missing optional dependency {root!r}: {hint}"
+    text = str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)
+    text = " ".join(text.split())
+    known = (OSError, ValueError, KeyError, ImportError, EOFError)
+    if isinstance(err, known) and text:
+        return text
+    return f"{type(err).__name__}: {text or 'no message'} (run with --debug for the traceback)"
+
+
+def _say_error(message: str) -> None:
+    print(f"sweetrl: error: {message}", file=sys.stderr)
+
+
+# -- the parser -------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the ``sweetrl`` argument parser (one subparser per subcommand)."""
+    parser = _Parser(
+        prog="sweetrl",
+        description="ColBench environments and SWEET-RL from the terminal.",
+        epilog="Run 'sweetrl COMMAND --help' for a command's options.",
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of errors")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    common = _common_options()
+
+    def add(name: str, handler: Callable[[argparse.Namespace], int], text: str) -> Any:
+        sub = commands.add_parser(name, parents=[common], help=text, description=text)
+        sub.set_defaults(handler=handler, flag_keys={})
+        return sub
+
+    play = add("play", _play, "Play one episode in the terminal, as a person or with an agent.")
+    play.add_argument("--agent", default="human", help=f"who plays (default: human): {AGENT_HELP}")
+    _env_flags(play)
+    play.add_argument(
+        "--task-index",
+        type=_non_negative_int,
+        default=0,
+        metavar="I",
+        help="which task (default: 0)",
+    )
+    play.add_argument("--split", choices=("train", "test"), default="test")
+    play.add_argument(
+        "--screenshots", metavar="DIR", help="frontend: keep the page screenshots here"
+    )
+    _openai_flags(play)
+
+    collect = add("collect", _collect, "Collect training episodes into a (resumable) JSONL file.")
+    collect.add_argument(
+        "--agent", help=f"who plays (default: the config's policy.model): {AGENT_HELP}"
+    )
+    _env_flags(collect)
+    _flag(collect, "--tasks", "data.train_tasks", "tasks to play (the first N of the split)")
+    _flag(collect, "--samples", "data.samples_per_task", "episodes per task (best-of-k data)")
+    _flag(collect, "--num-envs", "data.num_envs", "environments stepped in lockstep")
+    collect.add_argument("--split", choices=("train", "test"), default="train")
+    collect.add_argument("--out", required=True, metavar="FILE.jsonl", help="episodes go here")
+    collect.add_argument("--resume", action="store_true", help="continue the collection in --out")
+    _openai_flags(collect)
+
+    train = add("train", _train, "Train a policy with one algorithm from a buffer of episodes.")
+    train.add_argument("--algo", required=True, choices=ALGORITHMS, help="the algorithm")
+    train.add_argument("--buffer", required=True, metavar="FILE.jsonl", help="training episodes")
+    train.add_argument("--out", required=True, metavar="DIR", help="run/ and model/ go here")
+    train.add_argument("--resume", action="store_true", help="continue the run in --out")
+    _flag(train, "--model", "policy.model", "base policy: default | tiny | PATH", convert=str)
+    _flag(
+        train,
+        "--env",
+        "env.id",
+        "backend | frontend | an env id (sets the prompt)",
+        convert=_env_id,
+    )
+    _flag(train, "--learning-rate", "training.learning_rate", "AdamW step size", convert=float)
+    _flag(train, "--epochs", "training.num_epochs", "passes over the data")
+
+    evaluate = add("eval", _eval, "Score an agent on held-out tasks with confidence intervals.")
+    evaluate.add_argument(
+        "--agent", help=f"who plays (default: the config's policy.model): {AGENT_HELP}"
+    )
+    _env_flags(evaluate)
+    _flag(evaluate, "--tasks", "eval.test_tasks", "tasks to play (the first N of the split)")
+    _flag(evaluate, "--samples", "eval.samples_per_task", "episodes per task")
+    _flag(evaluate, "--num-envs", "eval.num_envs", "environments stepped in lockstep")
+    evaluate.add_argument("--split", choices=("train", "test"), default="test")
+    evaluate.add_argument("--out", metavar="FILE.json", help="also write the metrics here")
+    evaluate.add_argument("--episodes", metavar="FILE.jsonl", help="keep the episodes here")
+    evaluate.add_argument("--resume", action="store_true", help="continue --episodes")
+    _openai_flags(evaluate)
+
+    compare = add("compare", _compare, "Compare methods fairly: collect, fit each, evaluate.")
+    compare.set_defaults(default_config="quick")
+    compare.add_argument("--out", metavar="DIR", help="default: runs/compare/<config name>")
+    _flag(compare, "--model", "policy.model", "base policy: default | tiny | PATH", convert=str)
+    _env_flags(compare)
+    _flag(compare, "--train-tasks", "data.train_tasks", "training tasks")
+    _flag(compare, "--samples", "data.samples_per_task", "training episodes per task")
+    _flag(compare, "--test-tasks", "eval.test_tasks", "held-out tasks")
+    _flag(
+        compare,
+        "--methods",
+        "methods.run",
+        f"comma-separated, from {', '.join(METHODS)}",
+        convert=_method_list,
+    )
+    compare.epilog = "The config defaults to 'quick'. Run the same command again to resume."
+
+    commands.add_parser(
+        "bench", help="Throughput benchmarks (options: 'sweetrl bench --help').", add_help=False
+    )
+
+    configs = add("configs", _configs, "List the bundled configs, or show one resolved.")
+    configs.add_argument("name", nargs="?", help="a config to show (with --set applied)")
+    return parser
+
+
+def _common_options() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    group = common.add_argument_group("config")
+    group.add_argument(
+        "--config", metavar="NAME|PATH", help=f"bundled ({', '.join(config_names())}) or TOML"
+    )
+    group.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="override a config setting (repeatable), e.g. training.learning_rate=1e-6",
+    )
+    group.add_argument("--seed", type=int, help="the config's seed")
+    group.add_argument("--no-progress", action="store_true", help="no progress bars")
+    # SUPPRESS: a subcommand's default must not hide `sweetrl --debug COMMAND`.
+    group.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks of errors"
+    )
+    return common
+
+
+def _flag(
+    parser: argparse.ArgumentParser,
+    flag: str,
+    key: str,
+    text: str,
+    convert: Callable[[str], Any] | None = None,
+) -> None:
+    """Add a flag that is a shorthand for ``--set key=value``."""
+    dest = flag.lstrip("-").replace("-", "_")
+    metavar = "N" if convert is None else dest.upper()
+    parser.add_argument(
+        flag, dest=dest, type=convert or _positive_int, metavar=metavar, help=f"{text} ({key})"
+    )
+    parser.get_default("flag_keys")[dest] = key
+
+
+def _env_flags(parser: argparse.ArgumentParser) -> None:
+    _flag(parser, "--env", "env.id", "backend | frontend | an env id", convert=_env_id)
+    _flag(parser, "--max-turns", "env.max_turns", "agent messages per episode")
+
+
+def _openai_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("--agent openai (any OpenAI-compatible server)")
+    group.add_argument("--openai-url", metavar="URL", help="e.g. http://localhost:8000/v1")
+    group.add_argument("--openai-model", metavar="NAME", help="the served model's name")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text!r}")
+    return value
+
+
+def _env_id(text: str) -> str:
+    return ENV_IDS.get(text, text)
+
+
+def _method_list(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+# -- config and agents ------------------------------------------------------------------
+
+
+def _load(args: argparse.Namespace) -> dict[str, Any]:
+    """Read the config the arguments name: file, then ``--set``, then the shorthand flags."""
+    overrides = list(args.overrides)
+    for dest, key in args.flag_keys.items():
+        value = getattr(args, dest, None)
+        if value is not None:
+            overrides.append(f"{key}={json.dumps(value)}")  # JSON scalars and lists are TOML
+    if args.seed is not None:
+        overrides.append(f"seed={args.seed}")
+    if args.no_progress:
+        overrides.append("training.progress=false")
+    name = args.config or getattr(args, "default_config", None)
+    try:
+        if name is not None:
+            return load_config(name, overrides)
+        with tempfile.TemporaryDirectory() as folder:  # no config: the defaults, checked
+            empty = Path(folder) / "defaults.toml"
+            empty.write_text("")
+            return load_config(empty, overrides)
+    except (ConfigError, FileNotFoundError) as err:
+        raise UsageError(str(err)) from err
+
+
+def _with_model(config: dict[str, Any], model: str) -> dict[str, Any]:
+    return {**config, "policy": {**config["policy"], "model": model}}
+
+
+def make_agent(
+    spec: str | None, config: dict[str, Any], args: argparse.Namespace, *, evaluation: bool
+) -> Any:
+    """Build the agent ``--agent`` names (``None``: the config's ``policy.model``).
+
+    Args:
+        spec: See :data:`AGENT_HELP`.
+        config: The loaded config (environment, turn limit, sampling, seed).
+        args: The parsed arguments (for ``--openai-url`` and ``--openai-model``).
+        evaluation: Sample at ``policy.eval_temperature`` (else ``policy.temperature``).
+
+    Raises:
+        UsageError: For ``openai`` without its flags.
+        FileNotFoundError: If ``spec`` is neither a known agent nor an existing folder.
+
+    """
+    import agents
+    from benchmarks.compare import build_policy, scripted_agent
+
+    frontend = config["env"]["id"] == FRONTEND
+    temperature = config["policy"]["eval_temperature" if evaluation else "temperature"]
+    if spec is None:
+        return build_policy(config, evaluation=evaluation)
+    if spec == "human":
+        return agents.HumanAgent()
+    if spec in ("oracle", "random", "immediate"):
+        return scripted_agent(spec, config)
+    if spec in MODEL_AGENTS:
+        return build_policy(_with_model(config, spec), evaluation=evaluation)
+    if spec == "openai":
+        if not (getattr(args, "openai_url", None) and getattr(args, "openai_model", None)):
+            raise UsageError("--agent openai needs --openai-url and --openai-model")
+        prompt = agents.FRONTEND_AGENT_PROMPT if frontend else agents.BACKEND_AGENT_PROMPT
+        return agents.OpenAIAgent(
+            args.openai_url,
+            args.openai_model,
+            system_prompt=prompt,
+            temperature=temperature,
+            max_tokens=config["policy"]["max_new_tokens"],
+        )
+    path = Path(spec)
+    for saved in (path, path / "model"):  # a saved algorithm, or `sweetrl train`'s --out
+        if (saved / "algorithm.json").is_file():
+            from algorithms import Algorithm
+
+            policy = Algorithm.load(saved).policy
+            policy.temperature = float(temperature)
+            return policy
+    if path.is_dir():
+        return build_policy(_with_model(config, str(path)), evaluation=evaluation)
+    raise FileNotFoundError(
+        f"--agent {spec!r} is neither a known agent ({', '.join(SCRIPTED_AGENTS + MODEL_AGENTS)},"
+        " openai) nor an existing folder (a saved algorithm or a local model)"
+    )
+
+
+# -- subcommands ------------------------------------------------------------------------
+
+
+def _play(args: argparse.Namespace) -> int:
+    import gymnasium as gym
+
+    from benchmarks.compare import env_kwargs
+    from sweetrl_gym import format_dialogue
+
+    config = _load(args)
+    env_id = config["env"]["id"]
+    agent = make_agent(args.agent, config, args, evaluation=True)
+    human = args.agent == "human"  # HumanAgent prints the dialogue itself
+    kwargs = env_kwargs(config, args.split)
+    if env_id == FRONTEND:
+        kwargs["screenshot_dir"] = args.screenshots or tempfile.mkdtemp(prefix="sweetrl-play-")
+    num_tasks = len(kwargs["tasks"])
+    if args.task_index >= num_tasks:
+        raise UsageError(f"--task-index must be in 0..{num_tasks - 1} for the {args.split} split")
+    env = gym.make(env_id, split=args.split, **kwargs)
+    try:
+        _, info = env.reset(seed=config["seed"], options={"task_index": args.task_index})
+        print(
+            f"=== {env_id}, {args.split} task {args.task_index} ({info['task_id']}), "
+            f"up to {config['env']['max_turns']} agent messages"
+        )
+        if not human:
+            print(format_dialogue(info["messages"]), end="", flush=True)
+        done = False
+        while not done:
+            if getattr(agent, "privileged", False):
+                (reply,) = agent.act([info["messages"]], [info["reference"]])
+            else:
+                (reply,) = agent.act([info["messages"]])
+            shown = len(info["messages"])
+            _, reward, terminated, truncated, info = env.step(reply)
+            done = terminated or truncated
+            new = info["messages"][shown:]  # the agent's message, then the human's reply
+            if not human:
+                print(format_dialogue(new[:1]), end="")
+            if info.get("screenshot"):
+                print(f"[screenshot of the agent's page] {info['screenshot']}")
+            if not human and new[1:]:
+                print(format_dialogue(new[1:]), end="", flush=True)
+    finally:
+        env.close()
+    if human:
+        print()  # piped input leaves the last prompt without a line end
+    print(f"=== reward {reward:.2f}: {_outcome(info)}")
+    return 0
+
+
+def _outcome(info: dict[str, Any]) -> str:
+    parts = []
+    if "tests_total" in info:
+        parts.append(f"{info['tests_passed']}/{info['tests_total']} tests passed")
+    if "similarity" in info:
+        parts.append(f"similarity {info['similarity']:.3f}")
+    parts.append("success" if info.get("success") else "no success")
+    parts.append(
+        f"turns {info['turn']}" + (" (the limit)" if info.get("turn_limit_reached") else "")
+    )
+    if info.get("render_error"):
+        parts.append(f"render error: {info['render_error']}")
+    target = (info.get("reference") or {}).get("screenshot")
+    if target:
+        parts.append(f"target page: {target}")
+    return ", ".join(parts)
+
+
+def _collect(args: argparse.Namespace) -> int:
+    from agents import collect, summarize
+    from benchmarks.compare import env_kwargs
+
+    config = _load(args)
+    data = config["data"]
+    kwargs = env_kwargs(config, args.split)
+    num_tasks = min(data["train_tasks"], len(kwargs["tasks"]))
+    agent = make_agent(args.agent, config, args, evaluation=False)
+    out = Path(args.out)
+    try:
+        buffer = collect(
+            config["env"]["id"],
+            agent,
+            task_indices=range(num_tasks),
+            samples_per_task=data["samples_per_task"],
+            num_envs=min(data["num_envs"], num_tasks * data["samples_per_task"]),
+            split=args.split,
+            seed=config["seed"],
+            env_kwargs=kwargs,
+            out=out,
+            resume=args.resume,
+            progress=not args.no_progress,
+        )
+    except FileExistsError:
+        raise FileExistsError(
+            f"{out} exists; pass --resume to continue that collection, or choose another --out"
+        ) from None
+    print(f"{len(buffer)} episodes of {num_tasks} {args.split} tasks in {out}")
+    _print_metrics(summarize(buffer, seed=config["seed"]))
+    return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    from benchmarks.compare import fit_method
+    from sweetrl_gym import TrajectoryBuffer
+
+    config = _load(args)
+    _check_training_settings(args.algo, config)
+    path = Path(args.buffer)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"buffer file not found: {path} (collect one with `sweetrl collect --out FILE.jsonl`)"
+        )
+    buffer = TrajectoryBuffer.load(path)
+    if not len(buffer):
+        raise ValueError(f"{path} holds no episodes")
+    out = Path(args.out)
+    fresh = not (out / "run").exists()
+    if not fresh and not args.resume:
+        raise FileExistsError(
+            f"{out} holds a training run; pass --resume to continue it, or choose another --out"
+        )
+    print(f"training {args.algo} on {len(buffer)} episodes from {path}")
+    record = fit_method(args.algo, config, buffer, out)
+    if record["status"] != "trained":
+        # Nothing was trained: let a later run with other data start afresh here.
+        (out / "fit.json").unlink(missing_ok=True)
+        if fresh:
+            shutil.rmtree(out / "run", ignore_errors=True)
+        raise ValueError(f"{args.algo} cannot learn from {path}: {record.get('reason', record)}")
+    _print_metrics(record["metrics"])
+    config_flag = f" --config {args.config}" if args.config else ""
+    print(f"trained policy: {out / 'model'}")
+    print(f"score it with: sweetrl eval --agent {out / 'model'}{config_flag}")
+    return 0
+
+
+def _check_training_settings(algo: str, config: dict[str, Any]) -> None:
+    """Refuse unknown or invalid ``[training]``/``[methods.ALGO]`` settings before any work."""
+    from algorithms import Algorithm
+
+    settings = {**config["training"], **config["methods"].get(algo, {})}
+    try:
+        Algorithm.named(algo).config_class().replace(**settings)
+    except (TypeError, ValueError) as err:
+        raise UsageError(f"[training] or [methods.{algo}] settings: {err}") from err
+
+
+def _eval(args: argparse.Namespace) -> int:
+    from agents import evaluate
+    from benchmarks.compare import env_kwargs
+
+    config = _load(args)
+    settings = config["eval"]
+    kwargs = env_kwargs(config, args.split)
+    num_tasks = min(settings["test_tasks"], len(kwargs["tasks"]))
+    agent = make_agent(args.agent, config, args, evaluation=True)
+    metrics = evaluate(
+        agent,
+        config["env"]["id"],
+        split=args.split,
+        num_tasks=num_tasks,
+        samples_per_task=settings["samples_per_task"],
+        num_envs=settings["num_envs"],
+        seed=config["seed"],
+        env_kwargs=kwargs,
+        out=args.episodes,
+        resume=args.resume,
+        progress=not args.no_progress,
+    )
+    name = args.agent or config["policy"]["model"]
+    print(f"{name} on {num_tasks} {args.split} tasks of {config['env']['id']}:")
+    _print_metrics(metrics)
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        record = {
+            "agent": name,
+            "env": config["env"]["id"],
+            "split": args.split,
+            "config": config["name"],
+            "metrics": metrics,
+        }
+        out.write_text(json.dumps(record, indent=2) + "\n")
+        print(f"metrics written to {out}")
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from benchmarks.compare import run_comparison
+
+    config = _load(args)
+    out = Path(args.out or Path("runs") / "compare" / config["name"])
+    run_comparison(config, out, progress=not args.no_progress)
+    report = out / "results.md"
+    print(f"results: {report}")
+    if report.is_file():
+        text = report.read_text(encoding="utf-8")
+        print(_first_table(text) or text)
+    return 0
+
+
+def _first_table(markdown: str) -> str:
+    """Return the first Markdown table of ``markdown`` (the results), or ``""``."""
+    table: list[str] = []
+    for line in markdown.splitlines():
+        if line.startswith("|"):
+            table.append(line)
+        elif table:
+            break
+    return "\n".join(table)
+
+
+def _bench(argv: list[str]) -> int:
+    bench = importlib.import_module("benchmarks.bench")
+    bench.main(argv)
+    return 0
+
+
+def _configs(args: argparse.Namespace) -> int:
+    if args.name is not None:
+        args.config = args.name
+        print(json.dumps(_load(args), indent=2))
+        return 0
+    for name in config_names():
+        try:
+            description = load_config(name)["description"]
+        except (ConfigError, OSError) as err:
+            description = f"(unreadable: {err})"
+        print(f"{name:10s} {description}")
+    return 0
+
+
+def _print_metrics(metrics: dict[str, Any]) -> None:
+    """Print metrics, ``name  value  [low, high]`` when an interval comes with them."""
+    first = ("success_rate", "tests_passed", "similarity", "avg_turns")
+    keys = [k for k in first if k in metrics] + sorted(k for k in metrics if k not in first)
+    for key in keys:
+        if key.endswith(("_ci_low", "_ci_high")):
+            continue
+        line = f"  {key:24s} {_number(key, metrics[key])}"
+        if f"{key}_ci_low" in metrics:
+            low, high = metrics[f"{key}_ci_low"], metrics[f"{key}_ci_high"]
+            line += f"  95% CI [{_number(key, low)}, {_number(key, high)}]"
+        print(line)
+
+
+def _number(key: str, value: Any) -> str:
+    if key.startswith("num_") and isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,199 @@
+"""Comparison configs: TOML files in ``benchmarks/configs/`` plus ``section.key=value`` overrides.
+
+A config names everything a comparison depends on, so two runs of one config compare
+fairly and ``results.json`` can record it whole::
+
+    config = load_config("smoke", ["data.train_tasks=8", "methods.run=['zero-shot', 'rft']"])
+    config["policy"]["model"]   # "tiny"
+
+Sections and their keys (defaults in :data:`DEFAULTS`): ``env`` (which environment and
+simulated human), ``policy`` (the base model and its sampling), ``data`` (training data
+collected with the base policy), ``eval`` (held-out tasks), ``training`` (the
+:class:`~algorithms.TrainingConfig` every algorithm shares) and ``methods`` (which to run,
+plus a table of settings per algorithm, e.g. ``[methods.sweet-rl]``).
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+__all__ = [
+    "CONFIG_DIR",
+    "DEFAULTS",
+    "DEMONSTRATORS",
+    "METHODS",
+    "ConfigError",
+    "apply_override",
+    "config_names",
+    "load_config",
+]
+
+CONFIG_DIR = Path(__file__).parent / "configs"
+METHODS = ("zero-shot", "rft", "mt-dpo", "archer", "sweet-rl")
+"""Every method a comparison can run: the base policy untrained, then the algorithms."""
+DEMONSTRATORS = ("oracle", "random", "immediate")
+"""Scripted agents that ``data.demonstrations`` may add to the training data."""
+
+DEFAULTS: dict[str, Any] = {
+    "name": "custom",
+    "description": "",
+    "seed": 0,
+    "env": {
+        "id": "ColBench-Backend-v0",
+        "max_turns": 10,
+        "simulator": "default",  # "default" (offline) or "openai" (an OpenAI-compatible server)
+        "simulator_base_url": "",
+        "simulator_model": "",
+        "tasks": "bundled",  # or the official JSONL of the training tasks
+        "test_tasks": "",  # the official JSONL of the held-out tasks ("": same as tasks)
+        "difficulty": [],  # backend only: [lo, hi] hidden facts that matter
+    },
+    "policy": {
+        "model": "default",  # "default" (SmolLM2-135M), "tiny" (random init) or a local path
+        "temperature": 1.0,  # sampling when collecting training data (paper: 1.0)
+        "eval_temperature": 0.0,  # sampling when evaluating (0: greedy)
+        "max_new_tokens": 1024,
+        "batch_size": 8,
+        "dtype": "auto",
+        "device": "auto",
+    },
+    "data": {
+        "train_tasks": 1000,
+        "samples_per_task": 3,
+        "num_envs": 8,
+        # Scripted agents whose episodes join the base policy's (e.g. ["oracle"]): for
+        # policies too weak to ever succeed alone, which would leave nothing to learn.
+        "demonstrations": [],
+    },
+    "eval": {"test_tasks": 1000, "samples_per_task": 1, "num_envs": 8},
+    "training": {},
+    "methods": {"run": list(METHODS)},
+}
+
+
+class ConfigError(ValueError):
+    """A config file or override is invalid; the message says which key and why."""
+
+
+def config_names() -> list[str]:
+    """Return the names of the bundled configs (``smoke``, ``quick``, ``paper``, ...)."""
+    return sorted(p.stem for p in CONFIG_DIR.glob("*.toml"))
+
+
+def load_config(name_or_path: str | Path, overrides: Sequence[str] = ()) -> dict[str, Any]:
+    """Read a config and apply overrides.
+
+    Args:
+        name_or_path: A bundled config's name (see :func:`config_names`) or a TOML path.
+        overrides: ``section.key=value`` strings; the value is read as TOML (``8``,
+            ``1e-5``, ``"text"``, ``['a', 'b']``) and otherwise taken as a string.
+
+    Returns:
+        The config: :data:`DEFAULTS` updated by the file, then by the overrides.
+
+    Raises:
+        FileNotFoundError: If there is no such config.
+        ConfigError: If the file is not valid TOML, or a key or value is invalid.
+
+    """
+    path = Path(name_or_path)
+    if not path.suffix:
+        path = CONFIG_DIR / f"{name_or_path}.toml"
+        if not path.exists():
+            raise FileNotFoundError(
+                f"no config named {str(name_or_path)!r}; bundled: {', '.join(config_names())} "
+                "(or give the path of a .toml file)"
+            )
+    if not path.exists():
+        raise FileNotFoundError(f"config file not found: {path}")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{path}: not valid TOML ({err})") from err
+    config = copy.deepcopy(DEFAULTS)
+    _merge(config, data, where=str(path))
+    for override in overrides:
+        apply_override(config, override)
+    _check(config)
+    return config
+
+
+def apply_override(config: dict[str, Any], override: str) -> None:
+    """Apply one ``section.key=value`` override in place.
+
+    Raises:
+        ConfigError: If it is not of that form or names an unknown key.
+
+    """
+    key, sep, raw = override.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(f"override {override!r} must look like section.key=value")
+    try:
+        value = tomllib.loads(f"v = {raw.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = raw.strip()
+    *parents, leaf = key.strip().split(".")
+    nested: dict[str, Any] = {leaf: value}
+    for parent in reversed(parents):
+        nested = {parent: nested}
+    _merge(config, nested, where=f"override {override!r}")
+
+
+def _merge(base: dict[str, Any], data: Mapping[str, Any], where: str, path: str = "") -> None:
+    for key, value in data.items():
+        dotted = f"{path}{key}"
+        free = path in ("training.", "methods.") or path.startswith("methods.")
+        if key not in base and not free:
+            close = difflib.get_close_matches(key, list(base), n=1)
+            hint = f"; did you mean {path}{close[0]!r}?" if close else ""
+            raise ConfigError(f"{where}: unknown setting {dotted!r}{hint}")
+        if isinstance(value, Mapping):
+            if key in base and not isinstance(base[key], dict):
+                raise ConfigError(f"{where}: {dotted!r} is a setting, not a section")
+            _merge(base.setdefault(key, {}), value, where, f"{dotted}.")
+        elif isinstance(base.get(key), dict):
+            raise ConfigError(f"{where}: {dotted!r} is a section; give {dotted}.KEY=VALUE")
+        else:
+            base[key] = value
+
+
+def _check(config: dict[str, Any]) -> None:
+    methods = config["methods"]["run"]
+    if not isinstance(methods, list) or not methods:
+        raise ConfigError("methods.run must be a non-empty list of method names")
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise ConfigError(f"unknown method(s) {unknown} in methods.run; choose from {METHODS}")
+    for name in config["methods"]:
+        if name != "run" and name not in METHODS:
+            raise ConfigError(f"[methods.{name}]: no method of that name; choose from {METHODS}")
+    for section, key in (
+        ("data", "train_tasks"),
+        ("data", "samples_per_task"),
+        ("eval", "test_tasks"),
+        ("eval", "samples_per_task"),
+        ("env", "max_turns"),
+        ("policy", "max_new_tokens"),
+    ):
+        value = config[section][key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(f"{section}.{key} must be a positive integer, got {value!r}")
+    demos = config["data"]["demonstrations"]
+    if not isinstance(demos, list) or any(d not in DEMONSTRATORS for d in demos):
+        raise ConfigError(f"data.demonstrations must be a list drawn from {DEMONSTRATORS}")
+    if config["env"]["simulator"] not in ("default", "openai"):
+        raise ConfigError("env.simulator must be 'default' or 'openai'")
+    if config["env"]["simulator"] == "openai" and not config["env"]["simulator_base_url"]:
+        raise ConfigError(
+            "env.simulator = 'openai' needs env.simulator_base_url and simulator_model"
+        )

@@ -1,0 +1,626 @@
+"""The report of a comparison: ``results.json``, ``results.md`` and plots in one folder.
+
+:func:`write_report` takes the ``results`` dict that :func:`benchmarks.compare.run_comparison`
+builds and writes, into its folder:
+
+* ``results.json``: ``results`` plus ``versions`` (Python, machine, package versions) and
+  ``written_at`` (UTC), with NaN and infinities written as ``null``;
+* ``results.md``: the setup, the paper's metrics per method with 95% confidence intervals,
+  each trained method against zero-shot, and the training metrics (critic accuracies,
+  final loss);
+* ``<metric>.png`` (one bar chart per metric, with the intervals), ``critic_accuracy.png``
+  and ``training_curves.png``.
+
+Plots need matplotlib (``pip install 'sweetrl-gym[bench]'``); without it the JSON and
+Markdown files are still written, then :class:`ImportError` says what to install.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import os
+import platform
+from collections.abc import Callable, Mapping, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "compare_to_baseline",
+    "environment_versions",
+    "format_table",
+    "json_safe",
+    "main_metric",
+    "render_markdown",
+    "write_plots",
+    "write_report",
+]
+
+BASELINE = "zero-shot"
+# The paper's names for the methods; an unknown method shows its own name.
+LABELS = {
+    "zero-shot": "Zero-shot",
+    "rft": "RFT",
+    "mt-dpo": "MT-DPO",
+    "archer": "ArCHer",
+    "sweet-rl": "SWEET-RL",
+}
+# Evaluation metrics in table order: (key, column title, kind).
+_METRICS = (
+    ("success_rate", "Success rate", "percent"),
+    ("tests_passed", "Tests passed", "percent"),
+    ("similarity", "Similarity", "score"),
+    ("avg_turns", "Avg. turns", "turns"),
+)
+_KIND = {key: kind for key, _, kind in _METRICS}
+_TITLE = {key: title for key, title, _ in _METRICS}
+_PACKAGES = ("torch", "transformers", "accelerate", "gymnasium")
+_DASH = "—"
+_REASON_CHARS = 80
+_INSTALL_HINT = "pip install 'sweetrl-gym[bench]'"
+
+
+def write_report(results: Mapping[str, Any], out: str | Path) -> None:
+    """Write ``results.json``, ``results.md`` and the plots of a comparison into ``out``.
+
+    Every file is written atomically (a temporary file, then a rename), so an interrupted
+    run never leaves a half-written report.
+
+    Args:
+        results: The comparison's results (see :func:`benchmarks.compare.run_comparison`).
+        out: The run's folder (created if missing).
+
+    Raises:
+        ImportError: If matplotlib is missing (after ``results.json`` and ``results.md``
+            are written); the message says what to install.
+
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    record = {
+        **results,
+        "versions": environment_versions(),
+        "written_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
+    text = json.dumps(json_safe(record), indent=2, allow_nan=False)
+    _write_atomic(out / "results.json", lambda path: path.write_text(text + "\n", "utf-8"))
+    missing: ImportError | None = None
+    try:
+        plots = write_plots(results, out)
+    except ImportError as err:
+        plots, missing = [], err
+    markdown = render_markdown(results, plots)
+    _write_atomic(out / "results.md", lambda path: path.write_text(markdown, "utf-8"))
+    if missing is not None:
+        raise missing
+
+
+def environment_versions() -> dict[str, str]:
+    """Return the Python, machine and package versions a run's numbers depend on.
+
+    A package that is not installed reads ``"not installed"``.
+    """
+    import sweetrl_gym
+
+    versions = {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        "sweetrl-gym": sweetrl_gym.__version__,
+    }
+    for package in _PACKAGES:
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = "not installed"
+    return versions
+
+
+def json_safe(value: Any) -> Any:
+    """Return ``value`` as plain JSON data: NaN and infinities become ``None``.
+
+    Mappings get string keys, sequences become lists, numpy scalars become Python numbers
+    and anything else unknown (a ``Path``) becomes its string.
+    """
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, Mapping):
+        return {str(key): json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [json_safe(item) for item in value]
+    if hasattr(value, "item") and callable(value.item):  # numpy scalars and 0-d arrays
+        try:
+            return json_safe(value.item())
+        except (TypeError, ValueError):
+            pass
+    return str(value)
+
+
+def main_metric(results: Mapping[str, Any]) -> str:
+    """Return the metric methods are judged on.
+
+    ``similarity`` for frontend runs; for backend runs ``success_rate``, or
+    ``tests_passed`` when no evaluated method solves any task (0% success says nothing).
+    """
+    evals = [e for _, e in _evals(results)]
+    if any("similarity" in e for e in evals):
+        return "similarity"
+    rates = [_number(e.get("success_rate")) for e in evals]
+    if (
+        evals
+        and all(rate in (None, 0.0) for rate in rates)
+        and any("tests_passed" in e for e in evals)
+    ):
+        return "tests_passed"
+    return "success_rate"
+
+
+def format_table(results: Mapping[str, Any]) -> str:
+    """Return the Markdown results table: one row per method, the paper's metrics.
+
+    Values carry their 95% confidence interval (``22.4% [18.0%, 26.9%]``); a method that
+    was skipped says ``not trained: <reason>``; ``Trained in`` is the fit's duration.
+    """
+    metrics = _present_metrics(results)
+    titles = [_TITLE[m] for m in metrics] or ["Result"]
+    header = ["Method", *titles, "Trained in"]
+    rows = [header, ["---"] * len(header)]
+    for name in _method_order(results):
+        entry = results.get("methods", {}).get(name) or {}
+        fit = entry.get("fit")
+        evaluation = entry.get("eval")
+        trained_in = _DASH
+        if isinstance(fit, Mapping) and fit.get("status") == "trained":
+            trained_in = _duration(fit.get("seconds"))
+        if isinstance(fit, Mapping) and fit.get("status") == "skipped":
+            cells = [f"not trained: {_short(fit.get('reason', ''))}"]
+        elif not isinstance(evaluation, Mapping):
+            cells = ["not evaluated"]
+        else:
+            cells = [_with_interval(evaluation, metric) for metric in metrics]
+        cells += [_DASH] * (len(titles) - len(cells))
+        rows.append([_label(name), *cells, trained_in])
+    return "\n".join("| " + " | ".join(_cell(c) for c in row) + " |" for row in rows) + "\n"
+
+
+def compare_to_baseline(results: Mapping[str, Any], baseline: str = BASELINE) -> list[str]:
+    """Return one line per trained method comparing it to ``baseline`` on the main metric.
+
+    For example ``"SWEET-RL vs zero-shot: +6.2 points; 95% intervals do not overlap (a
+    real difference)"``. Rates differ in percentage points, similarity in its own units.
+    Empty when the baseline was not evaluated.
+    """
+    evals = dict(_evals(results))
+    reference = evals.get(baseline)
+    metric = main_metric(results)
+    if reference is None or _number(reference.get(metric)) is None:
+        return []
+    lines = []
+    for name in _method_order(results):
+        fit = (results.get("methods", {}).get(name) or {}).get("fit")
+        if name == baseline or not isinstance(fit, Mapping) or fit.get("status") != "trained":
+            continue
+        head = f"{_label(name)} vs {baseline}"
+        value = _number(evals.get(name, {}).get(metric))
+        if value is None:
+            lines.append(f"{head}: not evaluated")
+            continue
+        delta = value - _number(reference[metric])
+        change = f"{delta * 100:+.1f} points" if _KIND[metric] == "percent" else f"{delta:+.3f}"
+        mine, theirs = _interval(evals[name], metric), _interval(reference, metric)
+        if mine is None or theirs is None:
+            verdict = "no confidence interval to compare"
+        elif mine[0] <= theirs[1] and theirs[0] <= mine[1]:
+            verdict = "95% intervals overlap (not a measurable difference)"
+        else:
+            verdict = "95% intervals do not overlap (a real difference)"
+        lines.append(f"{head}: {change}; {verdict}")
+    return lines
+
+
+def render_markdown(results: Mapping[str, Any], plots: Sequence[str] = ()) -> str:
+    """Return ``results.md``: setup, results table, comparison to zero-shot, training metrics.
+
+    Args:
+        results: The comparison's results.
+        plots: File names of plots beside it, embedded at the end.
+
+    """
+    config = results.get("config") or {}
+    name = results.get("name") or config.get("name") or "comparison"
+    parts = [f"# Comparison: {name}\n"]
+    if config.get("description"):
+        parts.append(f"{config['description']}\n")
+    parts.append(f"**Setup.** {_setup(results)}\n")
+    parts.append("## Results\n")
+    parts.append(format_table(results))
+    parts.append(
+        "Means over held-out tasks (a task's samples averaged first), with 95% percentile "
+        "bootstrap confidence intervals over tasks.\n"
+    )
+    comparisons = compare_to_baseline(results)
+    if comparisons:
+        metric = main_metric(results)
+        why = " (no method succeeds on any task)" if metric == "tests_passed" else ""
+        parts.append(f"Against {BASELINE}, on {_TITLE[metric].lower()}{why}:\n")
+        parts.append("".join(f"- {line}\n" for line in comparisons))
+    training = _training_table(results)
+    if training:
+        parts.append("## Training metrics\n")
+        parts.append("Final values of each fit; accuracies are pairwise (chosen over rejected).\n")
+        parts.append(training)
+        parts.append(
+            "Training curves of every step: `tensorboard --logdir methods` in this folder.\n"
+        )
+    if plots:
+        parts.append("## Plots\n")
+        parts.append("\n".join(f"![{Path(p).stem}]({p})" for p in plots) + "\n")
+    return "\n".join(parts)
+
+
+def write_plots(results: Mapping[str, Any], out: str | Path) -> list[str]:
+    """Draw the comparison's plots into ``out``; return the file names written.
+
+    One bar chart per evaluation metric (``success_rate.png``, ...), with 95% interval
+    error bars; ``critic_accuracy.png`` when any method logged an accuracy;
+    ``training_curves.png`` when any method logged a loss.
+
+    Raises:
+        ImportError: If matplotlib is not installed.
+
+    """
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError as err:
+        raise ImportError(f"the comparison's plots need matplotlib: {_INSTALL_HINT}") from err
+
+    out = Path(out)
+    order = _method_order(results)
+    colors = {name: f"C{index % 10}" for index, name in enumerate(order)}
+
+    def save(fig: Any, filename: str) -> str:
+        # Figures are drawn on their own Agg canvas: no pyplot state, no backend switch
+        # for the rest of the process, nothing left open.
+        FigureCanvasAgg(fig)
+        fig.tight_layout()
+        _write_atomic(out / filename, lambda path: fig.savefig(path, format="png"))
+        return filename
+
+    written = []
+    evals = _evals(results)
+    for metric in _present_metrics(results):
+        points = [(n, e) for n, e in evals if _number(e.get(metric)) is not None]
+        if not points:
+            continue
+        fig = Figure(figsize=(6, 4), dpi=100)
+        _metric_bars(fig.add_subplot(), metric, points, colors)
+        written.append(save(fig, f"{metric}.png"))
+
+    accuracies = _training_values(results, lambda key: "accuracy" in key)
+    if accuracies:
+        fig = Figure(figsize=(6, 4), dpi=100)
+        _accuracy_bars(fig.add_subplot(), accuracies)
+        written.append(save(fig, "critic_accuracy.png"))
+
+    curves = _loss_curves(results)
+    if curves:
+        rows = math.ceil(len(curves) / 2)
+        fig = Figure(figsize=(6, 2.5 * rows + 0.5), dpi=100)
+        _loss_panels(fig, curves)
+        written.append(save(fig, "training_curves.png"))
+    return written
+
+
+# --- helpers -----------------------------------------------------------------------------
+
+
+def _method_order(results: Mapping[str, Any]) -> list[str]:
+    """Methods in the config's ``methods.run`` order, then any others the results hold."""
+    config = results.get("config") or {}
+    run = list((config.get("methods") or {}).get("run") or [])
+    methods = results.get("methods") or {}
+    return [m for m in run if m in methods] + [m for m in methods if m not in run]
+
+
+def _evals(results: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    methods = results.get("methods") or {}
+    pairs = [(name, (methods.get(name) or {}).get("eval")) for name in _method_order(results)]
+    return [(name, e) for name, e in pairs if isinstance(e, Mapping)]
+
+
+def _present_metrics(results: Mapping[str, Any]) -> list[str]:
+    evals = [e for _, e in _evals(results)]
+    return [key for key, _, _ in _METRICS if any(key in e for e in evals)]
+
+
+def _number(value: Any) -> float | None:
+    """Return the value as a finite float, else ``None`` (missing, NaN, not a number)."""
+    if isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _interval(evaluation: Mapping[str, Any], metric: str) -> tuple[float, float] | None:
+    low = _number(evaluation.get(f"{metric}_ci_low"))
+    high = _number(evaluation.get(f"{metric}_ci_high"))
+    return None if low is None or high is None else (low, high)
+
+
+def _format(value: float, kind: str) -> str:
+    if kind == "percent":
+        return f"{value * 100:.1f}%"
+    if kind == "score":
+        return f"{value:.3f}"
+    return f"{value:.1f}"
+
+
+def _with_interval(evaluation: Mapping[str, Any], metric: str) -> str:
+    value = _number(evaluation.get(metric))
+    if value is None:
+        return _DASH
+    kind = _KIND[metric]
+    interval = _interval(evaluation, metric)
+    text = _format(value, kind)
+    if interval is None:
+        return text
+    return f"{text} [{_format(interval[0], kind)}, {_format(interval[1], kind)}]"
+
+
+def _duration(seconds: Any) -> str:
+    value = _number(seconds)
+    if value is None:
+        return _DASH
+    if value < 60:
+        return f"{value:.1f} s"
+    if value < 3600:
+        return f"{int(value // 60)} min {int(value % 60)} s"
+    return f"{int(value // 3600)} h {int(value % 3600 // 60)} min"
+
+
+def _short(reason: Any) -> str:
+    lines = str(reason).strip().splitlines()
+    text = " ".join(lines[0].split()) if lines else "no reason given"
+    return text if len(text) <= _REASON_CHARS else text[: _REASON_CHARS - 1].rstrip() + "…"
+
+
+def _cell(text: str) -> str:
+    """Escape a table cell: a pipe would end it, a newline the row."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _count(number: Any, noun: str) -> str:
+    return f"{number if number is not None else '?'} {noun}{'' if number == 1 else 's'}"
+
+
+def _label(name: str) -> str:
+    return LABELS.get(name, name)
+
+
+def _setup(results: Mapping[str, Any]) -> str:
+    config = results.get("config") or {}
+    env = config.get("env") or {}
+    policy = config.get("policy") or {}
+    sets = results.get("task_sets") or {}
+    sentences = []
+    if env:
+        simulator = env.get("simulator", "default")
+        human = (
+            "the offline simulated human"
+            if simulator == "default"
+            else f"simulated human {env.get('simulator_model') or simulator!s}"
+        )
+        sentences.append(
+            f"`{env.get('id', '?')}` with {human}; base model `{policy.get('model', '?')}`."
+        )
+    train, test = sets.get("train") or {}, sets.get("test") or {}
+    samples = (config.get("data") or {}).get("samples_per_task", "?")
+    eval_samples = (config.get("eval") or {}).get("samples_per_task", "?")
+    if train:
+        buffer = results.get("buffer") or {}
+        data = f"Trained from one buffer of {_count(train.get('tasks'), 'task')} × "
+        data += _count(samples, "sample")
+        episodes, rate = buffer.get("episodes"), _number(buffer.get("success_rate"))
+        data += " of the base policy"
+        demonstrations = results.get("demonstrations") or []
+        if demonstrations:
+            data += (
+                f", plus {' and '.join(map(str, demonstrations))} demonstrations on the same tasks"
+            )
+        if episodes is not None and rate is not None:
+            data += f" ({episodes} episodes, {rate * 100:.1f}% successful)"
+        sentences.append(data + ".")
+    if test:
+        sentences.append(
+            f"Evaluated on {_count(test.get('tasks'), 'held-out task')} × "
+            f"{_count(eval_samples, 'sample')}."
+        )
+    hashes = [
+        f"{split} `{str(info['sha256'])[:12]}`"
+        for split, info in (("train", train), ("test", test))
+        if info.get("sha256")
+    ]
+    if hashes:
+        sentences.append(f"Task sets (sha256): {', '.join(hashes)}.")
+    seeds = results.get("seeds") or {}
+    if seeds:
+        values = set(map(str, seeds.values()))
+        if len(values) == 1:
+            sentences.append(f"Seed {values.pop()} ({', '.join(seeds)}).")
+        else:
+            sentences.append("Seeds: " + ", ".join(f"{k} {v}" for k, v in seeds.items()) + ".")
+    seconds = _number(results.get("seconds"))
+    if seconds is not None:
+        sentences.append(f"Total time {_duration(seconds)}.")
+    return " ".join(sentences) or "not recorded."
+
+
+def _fit_metrics(results: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    methods = results.get("methods") or {}
+    pairs = []
+    for name in _method_order(results):
+        fit = (methods.get(name) or {}).get("fit")
+        if isinstance(fit, Mapping) and fit.get("status") == "trained":
+            pairs.append((name, fit.get("metrics") or {}))
+    return pairs
+
+
+def _training_values(
+    results: Mapping[str, Any], wanted: Callable[[str], bool]
+) -> dict[str, dict[str, float]]:
+    """Return ``{method: {key: value}}``: the finite final fit metrics whose key is wanted."""
+    values = {}
+    for name, metrics in _fit_metrics(results):
+        chosen = {k: _number(v) for k, v in metrics.items() if wanted(k)}
+        chosen = {k: v for k, v in chosen.items() if v is not None}
+        if chosen:
+            values[name] = chosen
+    return values
+
+
+def _training_table(results: Mapping[str, Any]) -> str:
+    fits = _fit_metrics(results)
+    keys = sorted({k for _, m in fits for k in m if "accuracy" in k})
+    if any("train/loss" in m for _, m in fits):
+        keys.append("train/loss")
+    if not keys:
+        return ""
+    rows = [["Method", *(f"`{k}`" for k in keys)], ["---"] * (len(keys) + 1)]
+    for name, metrics in fits:
+        cells = []
+        for key in keys:
+            value = _number(metrics.get(key))
+            if value is None:
+                cells.append(_DASH)
+            else:
+                cells.append(f"{value * 100:.1f}%" if "accuracy" in key else f"{value:.4g}")
+        rows.append([_label(name), *cells])
+    return "\n".join("| " + " | ".join(_cell(c) for c in row) + " |" for row in rows) + "\n"
+
+
+def _loss_curves(results: Mapping[str, Any]) -> dict[str, dict[str, list[tuple[float, float]]]]:
+    """Return ``{method: {tag: [(step, value), ...]}}``: each fit's loss-like history."""
+    methods = results.get("methods") or {}
+    curves: dict[str, dict[str, list[tuple[float, float]]]] = {}
+    for name in _method_order(results):
+        fit = (methods.get(name) or {}).get("fit")
+        if not isinstance(fit, Mapping) or fit.get("status") != "trained":
+            continue
+        tags: dict[str, list[tuple[float, float]]] = {}
+        for point in fit.get("history") or []:
+            if not isinstance(point, Sequence) or isinstance(point, str) or len(point) != 3:
+                continue
+            step, tag, value = _number(point[0]), point[1], _number(point[2])
+            if isinstance(tag, str) and tag.endswith("loss") and None not in (step, value):
+                tags.setdefault(tag, []).append((step, value))
+        if tags:
+            curves[name] = tags
+    return curves
+
+
+def _metric_bars(
+    ax: Any, metric: str, points: list[tuple[str, Mapping[str, Any]]], colors: dict[str, str]
+) -> None:
+    kind = _KIND[metric]
+    scale = 100.0 if kind == "percent" else 1.0
+    values = [_number(e[metric]) * scale for _, e in points]
+    below, above = [], []
+    for (_, evaluation), value in zip(points, values):
+        interval = _interval(evaluation, metric)
+        low, high = (
+            (value, value) if interval is None else (interval[0] * scale, interval[1] * scale)
+        )
+        below.append(max(0.0, value - low))
+        above.append(max(0.0, high - value))
+    names = [_label(n) for n, _ in points]
+    bars = ax.bar(
+        names,
+        values,
+        yerr=[below, above],
+        capsize=4,
+        color=[colors[n] for n, _ in points],
+        error_kw={"elinewidth": 1},
+    )
+    top = max(v + a for v, a in zip(values, above))
+    lift = 0.02 * max(top, 1e-9)
+    for bar, value, extra in zip(bars, values, above):
+        # Above the error bar, so the label never sits on the whisker.
+        x = bar.get_x() + bar.get_width() / 2
+        label = _format(value / scale, kind)
+        ax.text(x, value + extra + lift, label, ha="center", va="bottom", fontsize=8)
+    unit = " (%)" if kind == "percent" else ""
+    ax.set_ylabel(_TITLE[metric] + unit)
+    ax.set_title(f"{_TITLE[metric]} on held-out tasks (95% CI)", fontsize=11)
+    if kind == "percent":
+        ax.set_ylim(0, max(5.0, min(100.0, top * 1.15)))
+    elif kind == "score":
+        ax.set_ylim(0, max(0.05, min(1.0, top * 1.15)))
+    else:
+        ax.set_ylim(0, max(1.0, top * 1.15))
+    ax.tick_params(axis="x", labelsize=9)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def _accuracy_bars(ax: Any, accuracies: dict[str, dict[str, float]]) -> None:
+    """Draw grouped bars: methods on the x axis, one colour per accuracy metric."""
+    keys = sorted({k for values in accuracies.values() for k in values})
+    width = min(0.25, 0.8 / len(keys))
+    for index, key in enumerate(keys):
+        xs, heights = [], []
+        for position, values in enumerate(accuracies.values()):
+            if key in values:
+                xs.append(position + width * (index - (len(keys) - 1) / 2))
+                heights.append(values[key] * 100)
+        bars = ax.bar(xs, heights, width=width, color=f"C{index % 10}", label=key)
+        ax.bar_label(bars, labels=[f"{h:.0f}%" for h in heights], padding=1, fontsize=7)
+    ax.set_xticks(range(len(accuracies)), [_label(n) for n in accuracies])
+    ax.set_xlim(-0.6, len(accuracies) - 0.4)
+    ax.axhline(50, color="grey", linestyle="--", linewidth=0.8)  # chance, for pairs
+    ax.set_ylim(0, 100 + 12 * len(keys))  # headroom for the legend above the bars
+    ax.set_yticks(range(0, 101, 20))
+    ax.set_ylabel("accuracy (%)")
+    ax.set_title("Pairwise accuracy (chosen over rejected)", fontsize=11)
+    ax.legend(fontsize=7, loc="upper left")
+    ax.grid(axis="y", alpha=0.3)
+
+
+def _loss_panels(fig: Any, curves: dict[str, dict[str, list[tuple[float, float]]]]) -> None:
+    """Draw one panel per method (two columns); a tag has one colour in every panel."""
+    rows, columns = math.ceil(len(curves) / 2), min(2, len(curves))
+    axes = fig.subplots(rows, columns, squeeze=False).ravel()
+    tags = sorted({tag for series in curves.values() for tag in series})
+    colors = {tag: f"C{index % 10}" for index, tag in enumerate(tags)}
+    for ax, (name, series) in zip(axes, curves.items()):
+        for tag, points in sorted(series.items()):
+            steps, values = zip(*sorted(points))
+            marker = "." if len(steps) < 20 else None
+            ax.plot(steps, values, label=tag, color=colors[tag], linewidth=1.2, marker=marker)
+        ax.set_title(_label(name), fontsize=10)
+        ax.set_xlabel("step", fontsize=8)
+        ax.tick_params(labelsize=8)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    for ax in axes[len(curves) :]:
+        ax.set_visible(False)
+    fig.suptitle("Training losses", fontsize=11)
+
+
+def _write_atomic(path: Path, write: Callable[[Path], Any]) -> None:
+    """Write a file through a temporary sibling and a rename: never half-written."""
+    # A plain new file (not mkstemp's 0600): the report gets the usual permissions.
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(temporary)
+        os.replace(temporary, path)
+    finally:
+        temporary.unlink(missing_ok=True)
