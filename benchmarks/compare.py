@@ -96,7 +96,10 @@ def env_kwargs(config: Mapping[str, Any], split: str) -> dict[str, Any]:
         from sweetrl_gym.tasks import load_backend_tasks
 
         difficulty = tuple(env["difficulty"]) or None
-        kwargs["tasks"] = load_backend_tasks(source, split=split, difficulty=difficulty)
+        families = env["families"] or None
+        kwargs["tasks"] = load_backend_tasks(
+            source, split=split, difficulty=difficulty, families=families
+        )
     if env["simulator"] == "openai":
         from sweetrl_gym.simulators import OpenAISimulator, OpenAIVisionSimulator
 

@@ -57,6 +57,7 @@ DEFAULTS: dict[str, Any] = {
         "tasks": "bundled",  # or the official JSONL of the training tasks
         "test_tasks": "",  # the official JSONL of the held-out tasks ("": same as tasks)
         "difficulty": [],  # backend only: [lo, hi] hidden facts that matter
+        "families": [],  # backend only: bundled task families to keep ([]: all)
     },
     "policy": {
         "model": "default",  # "default" (SmolLM2-135M), "tiny" (random init) or a local path
@@ -188,6 +189,9 @@ def _check(config: dict[str, Any]) -> None:
         value = config[section][key]
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ConfigError(f"{section}.{key} must be a positive integer, got {value!r}")
+    families = config["env"]["families"]
+    if not isinstance(families, list) or not all(isinstance(f, str) for f in families):
+        raise ConfigError("env.families must be a list of task family names")
     demos = config["data"]["demonstrations"]
     if not isinstance(demos, list) or any(d not in DEMONSTRATORS for d in demos):
         raise ConfigError(f"data.demonstrations must be a list drawn from {DEMONSTRATORS}")

@@ -30,6 +30,7 @@ def load_backend_tasks(
     source: TaskSource = "bundled",
     split: str = "train",
     difficulty: int | tuple[int, int] | None = None,
+    families: str | Iterable[str] | None = None,
 ) -> list[BackendTask]:
     """Load Backend Programming tasks.
 
@@ -42,6 +43,8 @@ def load_backend_tasks(
             is recorded on tasks that do not name their own.
         difficulty: Keep only tasks of this difficulty (an int) or range (``(lo, hi)``,
             inclusive). Tasks of unknown difficulty are dropped when filtering.
+        families: Keep only tasks of these families (a name or names, e.g.
+            ``"pass_fail"``); tasks of unknown family are dropped when filtering.
 
     Returns:
         The tasks, in source order.
@@ -49,7 +52,8 @@ def load_backend_tasks(
     Raises:
         TaskFormatError: A record is malformed (the message names file and line).
         FileNotFoundError: The path does not exist.
-        ValueError: Unknown split, bad difficulty filter, or nothing left after filtering.
+        ValueError: Unknown split, bad difficulty filter, unknown family, or nothing left
+            after filtering.
 
     """
     if split not in SPLITS:
@@ -64,6 +68,8 @@ def load_backend_tasks(
         raise TypeError(
             f"source must be 'bundled', a path or a list of tasks, got {type(source).__name__}"
         )
+    if families is not None:
+        tasks = _of_families(tasks, families, source)
     if difficulty is not None:
         lo, hi = (difficulty, difficulty) if isinstance(difficulty, int) else difficulty
         if lo > hi:
@@ -74,6 +80,18 @@ def load_backend_tasks(
     if not tasks:
         raise ValueError(f"no tasks in {source!r}")
     return tasks
+
+
+def _of_families(
+    tasks: list[BackendTask], families: str | Iterable[str], source: Any
+) -> list[BackendTask]:
+    wanted = {families} if isinstance(families, str) else set(families)
+    present = {t.family for t in tasks}
+    unknown = sorted(wanted - present)
+    if unknown:
+        known = ", ".join(sorted(f for f in present if f)) or "none"
+        raise ValueError(f"no task of family {unknown} in {source!r}; its families: {known}")
+    return [t for t in tasks if t.family in wanted]
 
 
 def task_from_record(record: Any, split: str | None = None, where: str = "record") -> BackendTask:

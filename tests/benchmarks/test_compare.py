@@ -3,6 +3,7 @@ import json
 import pytest
 
 from benchmarks.cli import main
+from benchmarks.compare import env_kwargs
 from benchmarks.experiment_config import ConfigError, load_config
 
 
@@ -60,3 +61,17 @@ def test_bundled_configs_load_and_bad_overrides_are_clear():
         load_config("smoke", ["methods.run=['zero-shot', 'ppo']"])
     with pytest.raises(FileNotFoundError, match="bundled"):
         load_config("nope")
+
+
+def test_env_families_and_difficulty_select_the_tasks():
+    config = load_config(
+        "smoke", ["env.families=['pass_fail', 'taxi_fare']", "env.difficulty=[1, 2]"]
+    )
+    for split in ("train", "test"):
+        tasks = env_kwargs(config, split)["tasks"]
+        assert tasks and {t.family for t in tasks} == {"pass_fail", "taxi_fare"}
+        assert all(1 <= t.difficulty <= 2 and t.split == split for t in tasks)
+    with pytest.raises(ConfigError, match=r"env\.families"):
+        load_config("smoke", ["env.families=pass_fail"])
+    with pytest.raises(ValueError, match="no task of family"):
+        env_kwargs(load_config("smoke", ["env.families=['pass_fial']"]), "train")

@@ -78,6 +78,21 @@ def test_difficulty_filter(small_tasks):
         load_backend_tasks(small_tasks, difficulty=(3, 1))
 
 
+def test_family_filter(small_tasks):
+    first, *others = sorted({t.family for t in small_tasks})
+    kept = load_backend_tasks(small_tasks, families=first)
+    assert kept and {t.family for t in kept} == {first}
+    assert kept == [t for t in small_tasks if t.family == first]  # source order kept
+    pair = load_backend_tasks(small_tasks, families=[first, others[0]])
+    assert {t.family for t in pair} == {first, others[0]}
+    both = load_backend_tasks(small_tasks, families=[first], difficulty=kept[0].difficulty)
+    assert both and all(t.family == first and t.difficulty == kept[0].difficulty for t in both)
+    with pytest.raises(ValueError, match=rf"no task of family \['nope'\].*{first}"):
+        load_backend_tasks(small_tasks, families=["nope", first])
+    with pytest.raises(ValueError, match="no task of family"):
+        load_backend_tasks([GOOD], families="pass_fail")  # official records have none
+
+
 def test_bad_sources(tmp_path):
     with pytest.raises(FileNotFoundError):
         load_backend_tasks(tmp_path / "missing.jsonl")
