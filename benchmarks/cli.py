@@ -164,14 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     _openai_flags(play)
 
     collect = add("collect", _collect, "Collect training episodes into a (resumable) JSONL file.")
-    collect.add_argument(
-        "--agent", help=f"who plays (default: the config's policy.model): {AGENT_HELP}"
-    )
-    _env_flags(collect)
-    _flag(collect, "--tasks", "data.train_tasks", "tasks to play (the first N of the split)")
-    _flag(collect, "--samples", "data.samples_per_task", "episodes per task (best-of-k data)")
-    _flag(collect, "--num-envs", "data.num_envs", "environments stepped in lockstep")
-    collect.add_argument("--split", choices=("train", "test"), default="train")
+    _rollout_flags(collect, "data", "train_tasks", split="train")
     collect.add_argument("--out", required=True, metavar="FILE.jsonl", help="episodes go here")
     collect.add_argument("--resume", action="store_true", help="continue the collection in --out")
     _openai_flags(collect)
@@ -193,14 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     _flag(train, "--epochs", "training.num_epochs", "passes over the data")
 
     evaluate = add("eval", _eval, "Score an agent on held-out tasks with confidence intervals.")
-    evaluate.add_argument(
-        "--agent", help=f"who plays (default: the config's policy.model): {AGENT_HELP}"
-    )
-    _env_flags(evaluate)
-    _flag(evaluate, "--tasks", "eval.test_tasks", "tasks to play (the first N of the split)")
-    _flag(evaluate, "--samples", "eval.samples_per_task", "episodes per task")
-    _flag(evaluate, "--num-envs", "eval.num_envs", "environments stepped in lockstep")
-    evaluate.add_argument("--split", choices=("train", "test"), default="test")
+    _rollout_flags(evaluate, "eval", "test_tasks", split="test")
     evaluate.add_argument("--out", metavar="FILE.json", help="also write the metrics here")
     evaluate.add_argument("--episodes", metavar="FILE.jsonl", help="keep the episodes here")
     evaluate.add_argument("--resume", action="store_true", help="continue --episodes")
@@ -274,6 +260,20 @@ def _flag(
 def _env_flags(parser: argparse.ArgumentParser) -> None:
     _flag(parser, "--env", "env.id", "backend | frontend | an env id", convert=_env_id)
     _flag(parser, "--max-turns", "env.max_turns", "agent messages per episode")
+
+
+def _rollout_flags(
+    parser: argparse.ArgumentParser, section: str, tasks_key: str, split: str
+) -> None:
+    """Add the flags of a subcommand that plays episodes (collect, eval) to ``section``."""
+    parser.add_argument(
+        "--agent", help=f"who plays (default: the config's policy.model): {AGENT_HELP}"
+    )
+    _env_flags(parser)
+    _flag(parser, "--tasks", f"{section}.{tasks_key}", "tasks to play (the first N of the split)")
+    _flag(parser, "--samples", f"{section}.samples_per_task", "episodes per task")
+    _flag(parser, "--num-envs", f"{section}.num_envs", "environments stepped in lockstep")
+    parser.add_argument("--split", choices=("train", "test"), default=split)
 
 
 def _openai_flags(parser: argparse.ArgumentParser) -> None:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import math
 import os
 import platform
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from algorithms.pairs import TurnPair
+from benchmarks.output import emit_result
 
 _RESULTS = Path(__file__).parent / "results" / "dpo_speed.json"
 _INSTALL_HINT = 'pip install "sweetrl-gym[bench]"'
@@ -576,10 +576,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         else None,
         "notes": _notes(ours, theirs),
     }
-    print(json.dumps(result, indent=2))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    return result
+    return emit_result(result, args.out)
 
 
 if __name__ == "__main__":

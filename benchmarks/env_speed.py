@@ -24,7 +24,6 @@ reuses what the other cached; environments are made before the clock starts.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import time
@@ -36,6 +35,7 @@ import gymnasium as gym
 
 import sweetrl_gym  # noqa: F401  (registers the environments)
 from agents import OracleAgent, collect
+from benchmarks.output import emit_result
 from sweetrl_gym.actions import ANSWER_MARKER
 
 __all__ = ["ENVIRONMENTS", "DraftingDesigner", "main", "measure"]
@@ -255,10 +255,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     frontend_tasks, args.num_envs, args.max_turns, args.drafts, args.render_pages
                 ),
             }
-    print(json.dumps(result, indent=2))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    return result
+    return emit_result(result, args.out)
 
 
 if __name__ == "__main__":

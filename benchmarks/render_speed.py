@@ -12,7 +12,6 @@ rendering code (same Tailwind, viewport and limits) and must produce the same pi
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import time
@@ -21,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.output import emit_result
 from sweetrl_gym.render import Renderer
 from sweetrl_gym.tasks import load_frontend_tasks
 
@@ -87,11 +87,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             for a, b, c in zip(fresh, sequential, pooled)
         ),
     }
-    print(json.dumps(result, indent=2))
-    if args.out is not None:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(result, indent=2) + "\n")
-    return result
+    return emit_result(result, args.out)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ both runs play (nearly) the same dialogues, so the work compared is the same.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import time
@@ -22,6 +21,7 @@ from typing import Any
 
 from agents import collect
 from agents.default_model import load_default_agent
+from benchmarks.output import emit_result
 
 _RESULTS = Path(__file__).parent / "results" / "rollout_speed.json"
 
@@ -82,10 +82,7 @@ def main(argv: list[str] | None = None, agent: Any = None) -> dict[str, Any]:
         f"batched_{args.num_envs}_envs": batched,
         "speedup_turns_per_s": round(batched["turns_per_s"] / sequential["turns_per_s"], 2),
     }
-    print(json.dumps(result, indent=2))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    return result
+    return emit_result(result, args.out)
 
 
 if __name__ == "__main__":
