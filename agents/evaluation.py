@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -28,6 +28,7 @@ def evaluate(
     out: str | Path | None = None,
     resume: bool = False,
     progress: bool = True,
+    shard: Literal["auto"] | None = None,
 ) -> dict[str, float]:
     """Play the first ``num_tasks`` tasks of a split and score the agent.
 
@@ -46,13 +47,21 @@ def evaluate(
         out: Also keep the episodes in this ``.jsonl`` file (see :func:`collect`).
         resume: Continue an evaluation whose episodes ``out`` already holds.
         progress: Show a progress bar.
+        shard: ``"auto"``: under ``accelerate launch``/``torchrun``, split the episodes
+            across the processes (every one must make the same call); each returns the
+            metrics of all of them (see :func:`~agents.rollout.collect`).
 
     Returns:
         See :func:`summarize`.
 
+    Raises:
+        ValueError: If ``num_tasks`` is out of range or ``shard`` is not ``"auto"``/``None``.
+
     """
     import gymnasium as gym
 
+    if shard not in (None, "auto"):  # a share of the episodes alone would be mis-scored
+        raise ValueError(f"shard must be None or 'auto', got {shard!r}")
     probe = gym.make(env_id, split=split, **dict(env_kwargs or {}))
     try:
         available = len(probe.unwrapped.tasks)
@@ -74,6 +83,7 @@ def evaluate(
         out=out,
         resume=resume,
         progress=progress,
+        shard=shard,
     )
     return summarize(buffer, seed=seed)
 

@@ -3,16 +3,23 @@
 The speed comes from batching: a local model generates for every active episode in one
 call. Finished episodes are appended to the output file as they end, so a crash loses
 nothing and ``resume=True`` carries on where the file stops.
+
+Under ``accelerate launch`` or ``torchrun`` (several processes), ``shard="auto"`` splits
+the planned episodes across the processes: each plays its share into its own part file
+(:func:`part_path`), the main process folds the parts into the output file in plan order
+(:func:`merge_parts`), and every process gets the whole buffer back.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import gymnasium as gym
 import numpy as np
@@ -22,7 +29,7 @@ from agents.base import Agent, PrivilegedAgent
 from sweetrl_gym.jsonl_files import drop_truncated_tail
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn, append_jsonl
 
-__all__ = ["Episode", "collect", "plan_episodes"]
+__all__ = ["Episode", "collect", "merge_parts", "part_path", "plan_episodes"]
 
 
 @dataclass(frozen=True)
@@ -126,6 +133,7 @@ def collect(
     resume: bool = False,
     env_kwargs: Mapping[str, Any] | None = None,
     progress: bool = True,
+    shard: tuple[int, int] | Literal["auto"] | None = None,
 ) -> TrajectoryBuffer:
     """Play episodes with ``agent``, many environments at once, into a buffer.
 
@@ -143,7 +151,8 @@ def collect(
             already made (all on the same task list).
         agent: Any :class:`~agents.base.Agent`.
         num_episodes: Episodes to play (see :func:`plan_episodes`).
-        num_envs: Environments made from an id (ignored when environments are given).
+        num_envs: Environments made from an id (ignored when environments are given);
+            never more than there are episodes left to play.
         split: The split of environments made from an id.
         task_indices: Play exactly these tasks.
         samples_per_task: Episodes per task (best-of-k data).
@@ -153,18 +162,185 @@ def collect(
             come from the same plan); otherwise an existing ``out`` is an error.
         env_kwargs: Extra keyword arguments for ``gym.make``.
         progress: Show a progress bar.
+        shard: Split the episodes across processes. ``"auto"``: the processes of this
+            ``accelerate``/``torchrun`` run (``accelerate.PartialState``), every one of
+            which must make the same call: each plays its share, the main process
+            merges the shares into ``out`` in plan order (without ``out`` they are
+            gathered over ``torch.distributed``), and every process returns the whole
+            buffer; one process collects as without ``shard``. ``(index, count)``:
+            play only the share of process ``index`` of ``count`` -- every
+            ``count``-th episode, from ``index``, of those ``out`` does not hold yet
+            -- into its own part file (:func:`part_path`), leaving ``out`` as it is;
+            :func:`merge_parts` folds the parts into ``out``. ``out`` must be on a
+            file system that every process sees.
 
     Returns:
         The episodes in plan order (those read back from ``out`` on resume included).
+        With ``shard=(index, count)``: those of ``out`` and this process's share.
 
     Raises:
-        FileExistsError: If ``out`` exists and ``resume`` is false.
-        ValueError: For a bad plan, or an ``out`` file from a different plan.
+        FileExistsError: If ``out`` (or a part file of it) exists and ``resume`` is
+            false.
+        ValueError: For a bad plan or shard, or an ``out`` file from a different plan.
         TypeError: If the agent does not reply with one string per conversation.
 
     """
     if not callable(getattr(agent, "act", None)):
         raise TypeError(f"agent must have an act(batch) method, got {type(agent).__name__}")
+    run = functools.partial(
+        _collect,
+        env_id_or_envs,
+        agent,
+        num_episodes,
+        num_envs=num_envs,
+        split=split,
+        task_indices=task_indices,
+        samples_per_task=samples_per_task,
+        seed=seed,
+        out=out,
+        env_kwargs=env_kwargs,
+    )
+    if shard == "auto":
+        return _collect_on_processes(run, out, resume, progress)
+    return run(resume=resume, progress=progress, shard=_check_shard(shard))
+
+
+def part_path(out: str | Path, index: int) -> Path:
+    """Return the file where process ``index`` appends its share of the episodes of ``out``.
+
+    ``data/train.jsonl`` -> ``data/train.part3.jsonl`` for process 3.
+    """
+    path = Path(out)
+    return path.with_name(f"{path.stem}.part{int(index)}{path.suffix}")
+
+
+def merge_parts(out: str | Path) -> int:
+    """Fold the part files of ``out`` (see :func:`part_path`) into ``out``; delete them.
+
+    The episodes of ``out`` and of every part file are written back to ``out`` in plan
+    order (``metadata["episode"]``), each once; ``out`` is replaced in one move, so a
+    crash leaves either the old file and the parts or the merged file. Without part
+    files nothing is touched. Call it from one process while no other writes.
+
+    Args:
+        out: The collection's ``.jsonl`` file (it need not exist yet).
+
+    Returns:
+        The number of part files merged.
+
+    Raises:
+        ValueError: If an episode has no integer ``metadata["episode"]``.
+
+    """
+    path = Path(out)
+    parts = _part_files(path)
+    if not parts:
+        return 0
+    episodes: dict[int, Trajectory] = {}
+    for file in [path, *parts]:
+        if not file.exists():
+            continue
+        drop_truncated_tail(file)  # a crash mid-write leaves a partial last line
+        for trajectory in TrajectoryBuffer.load(file):
+            index = trajectory.metadata.get("episode")
+            if isinstance(index, bool) or not isinstance(index, int):
+                raise ValueError(f"{file} holds an episode without its plan index (episode)")
+            episodes.setdefault(index, trajectory)
+    TrajectoryBuffer(episodes[i] for i in sorted(episodes)).save(path)
+    for file in parts:
+        file.unlink()
+    return len(parts)
+
+
+def _part_files(out: Path) -> list[Path]:
+    if not out.parent.is_dir():
+        return []
+    pattern = re.compile(rf"{re.escape(out.stem)}\.part\d+{re.escape(out.suffix)}")
+    return sorted(p for p in out.parent.iterdir() if pattern.fullmatch(p.name))
+
+
+def _check_shard(shard: object) -> tuple[int, int] | None:
+    if shard is None:
+        return None
+    if (
+        isinstance(shard, tuple)
+        and len(shard) == 2
+        and all(isinstance(n, int) and not isinstance(n, bool) for n in shard)
+        and 0 <= shard[0] < shard[1]
+    ):
+        return shard
+    raise ValueError(
+        f"shard must be None, 'auto' or (index, count) with 0 <= index < count, got {shard!r}"
+    )
+
+
+def _collect_on_processes(
+    run: functools.partial[TrajectoryBuffer], out: str | Path | None, resume: bool, progress: bool
+) -> TrajectoryBuffer:
+    """``shard="auto"``: every process plays its share; all get the whole buffer."""
+    state = _process_state()
+    if state.num_processes == 1:
+        return run(resume=resume, progress=progress, shard=None)
+    shard = (state.process_index, state.num_processes)
+    progress = progress and state.is_main_process
+    if out is None:
+        from accelerate.utils import gather_object
+
+        mine = run(resume=False, progress=progress, shard=shard)
+        everyone = gather_object([(t.metadata["episode"], t) for t in mine])
+        return TrajectoryBuffer(t for _, t in sorted(everyone, key=lambda item: item[0]))
+    path = Path(out)
+    # Every process decides before any of them writes, so all raise or none.
+    if not resume and (path.exists() or _part_files(path)):
+        raise FileExistsError(
+            f"{path} (or a part file of it) exists; pass resume=True to continue that "
+            "collection, or another path"
+        )
+    # The parts of an interrupted run (perhaps with another process count) go into out
+    # first, so that every process sees the same finished episodes and the same shares.
+    if state.is_main_process:
+        if path.exists():
+            drop_truncated_tail(path)
+        merge_parts(path)
+    state.wait_for_everyone()
+    run(resume=True, progress=progress, shard=shard)
+    state.wait_for_everyone()
+    if state.is_main_process:
+        merge_parts(path)
+    state.wait_for_everyone()
+    return run(resume=True, progress=False, shard=None, play=False)
+
+
+def _process_state() -> Any:
+    """Return ``accelerate.PartialState``, on the CPU when ``ACCELERATE_USE_CPU`` says so.
+
+    ``PartialState()`` alone ignores that variable (``Accelerator`` reads it), so a CPU
+    run under ``torchrun`` would look like one process.
+    """
+    from accelerate import PartialState
+    from accelerate.utils import parse_flag_from_env
+
+    return PartialState(cpu=parse_flag_from_env("ACCELERATE_USE_CPU"))
+
+
+def _collect(
+    env_id_or_envs: str | gym.Env | Sequence[gym.Env],
+    agent: Agent | PrivilegedAgent,
+    num_episodes: int | None,
+    *,
+    num_envs: int,
+    split: str,
+    task_indices: Sequence[int] | None,
+    samples_per_task: int,
+    seed: int,
+    out: str | Path | None,
+    env_kwargs: Mapping[str, Any] | None,
+    resume: bool,
+    progress: bool,
+    shard: tuple[int, int] | None,
+    play: bool = True,
+) -> TrajectoryBuffer:
+    """:func:`collect` in one process; ``play=False`` only reads ``out`` back (all done)."""
     envs, owned = _make_envs(env_id_or_envs, num_envs, split, env_kwargs)
     try:
         plan = plan_episodes(
@@ -174,11 +350,28 @@ def collect(
             samples_per_task=samples_per_task,
             seed=seed,
         )
-        done = _read_finished(out, resume, plan, envs[0]) if out is not None else {}
+        # Shared: other processes read out too; only the main one repairs it (merge_parts).
+        shared = shard is not None or not play
+        done = {} if out is None else _read_finished(out, resume, plan, envs[0], shared=shared)
         todo = [episode for episode in plan if episode.index not in done]
-        with _Writer(out) as writer:
-            finished = _run(envs, agent, todo, writer, progress, _env_name(env_id_or_envs))
-        done.update(finished)
+        target = out
+        if shard is not None:
+            todo = todo[shard[0] :: shard[1]]
+            if out is not None:
+                target = part_path(out, shard[0])
+                mine = _read_finished(target, resume, plan, envs[0])
+                done.update(mine)
+                todo = [episode for episode in todo if episode.index not in mine]
+        if not play:
+            if todo:
+                raise RuntimeError(f"{out} lacks {len(todo)} of the planned episodes")
+        else:
+            if isinstance(env_id_or_envs, str):  # no more environments than episodes left
+                while len(owned) < min(num_envs, len(todo)):
+                    owned.append(gym.make(env_id_or_envs, split=split, **dict(env_kwargs or {})))
+                envs = owned
+            with _Writer(target) as writer:
+                done.update(_run(envs, agent, todo, writer, progress, _env_name(env_id_or_envs)))
     finally:
         for env in owned:
             env.close()
@@ -291,7 +484,8 @@ def _make_envs(
     if isinstance(source, str):
         if num_envs < 1:
             raise ValueError(f"num_envs must be at least 1, got {num_envs}")
-        envs = [gym.make(source, split=split, **dict(env_kwargs or {})) for _ in range(num_envs)]
+        # One for the task list; the caller makes the others when it knows how many it needs.
+        envs = [gym.make(source, split=split, **dict(env_kwargs or {}))]
         return envs, envs
     envs = [source] if isinstance(source, gym.Env) else list(source)
     if not envs or not all(isinstance(env, gym.Env) for env in envs):
@@ -322,8 +516,9 @@ def _env_name(source: object) -> str:
 
 
 def _read_finished(
-    out: str | Path, resume: bool, plan: list[Episode], env: gym.Env
+    out: str | Path, resume: bool, plan: list[Episode], env: gym.Env, *, shared: bool = False
 ) -> dict[int, Trajectory]:
+    """Read the finished episodes of ``out``; ``shared``: other processes read it too."""
     path = Path(out)
     if path.suffix == ".gz":
         raise ValueError(
@@ -336,7 +531,8 @@ def _read_finished(
         raise FileExistsError(
             f"{path} exists; pass resume=True to continue that collection, or another path"
         )
-    drop_truncated_tail(path)
+    if not shared:
+        drop_truncated_tail(path)
     by_index = {episode.index: episode for episode in plan}
     tasks = _task_list(env)
     finished = {}
@@ -361,14 +557,15 @@ class _Writer:
         self._file = None
 
     def __enter__(self) -> _Writer:
-        if self._path is not None:
-            self._path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = self._path.open("a", encoding="utf-8")
         return self
 
     def write(self, trajectory: Trajectory) -> None:
-        if self._file is not None:
-            append_jsonl(self._file, trajectory)
+        if self._path is None:
+            return
+        if self._file is None:  # opened on the first episode: no empty files
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = self._path.open("a", encoding="utf-8")
+        append_jsonl(self._file, trajectory)
 
     def __exit__(self, *exc: object) -> None:
         if self._file is not None:

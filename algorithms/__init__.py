@@ -6,12 +6,15 @@ critic inputs, the training loop and its callbacks. Importing this package impor
 
 from algorithms.archer import ArCHer, ArCHerConfig, Transition, build_transitions
 from algorithms.base import Algorithm
+from algorithms.batches import Dialogue, DialogueBatch, DialoguePair, TurnPairBatch, TurnPairItem
 from algorithms.callbacks import Callback, EvaluateCallback, StopAfterSteps
 from algorithms.config import TrainingConfig
 from algorithms.critic_inputs import REFERENCE_HINT, critic_prompt, critic_prompts
+from algorithms.distributed import full_state_dict, map_sharded
 from algorithms.logprobs import (
     TokenizedTurns,
     TurnLogProbs,
+    encode_dialogues,
     encode_turns,
     token_logprobs,
     turn_logprobs,
@@ -43,6 +46,9 @@ __all__ = [
     "ArCHerConfig",
     "Callback",
     "DPOOutput",
+    "Dialogue",
+    "DialogueBatch",
+    "DialoguePair",
     "EvaluateCallback",
     "MultiTurnDPO",
     "MultiTurnDPOConfig",
@@ -57,6 +63,8 @@ __all__ = [
     "Transition",
     "TurnLogProbs",
     "TurnPair",
+    "TurnPairBatch",
+    "TurnPairItem",
     "ValueHeadModel",
     "advantage_weighted_policy_loss",
     "bradley_terry_loss",
@@ -65,8 +73,11 @@ __all__ = [
     "critic_prompts",
     "double_q_min",
     "dpo_loss",
+    "encode_dialogues",
     "encode_turns",
+    "full_state_dict",
     "last_turn_scores",
+    "map_sharded",
     "select_trajectories",
     "sft_loss",
     "soft_update",

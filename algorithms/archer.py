@@ -12,7 +12,8 @@ advantage. Here both run off-policy on a fixed buffer of trajectories:
        V(s)      <- min(Q1_target, Q2_target)(s, a)          (a: the buffer's action)
 
    ``*_target`` is a copy of the critic, Polyak-averaged with ``tau`` after every
-   optimizer step.
+   optimizer step (an ``on_step`` hook, so the loss has no side effects). Under FSDP2
+   the copy is sharded like the critic (one shard per process, no full copy).
 2. **Actor** — ``A(s, a) = min(Q1, Q2)(s, a) - V(s)`` for every turn, computed once with
    the trained critic, weights the summed log-prob of the action:
    ``loss = -mean(A * log pi(a | s))``.
@@ -27,7 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import torch
 
@@ -35,7 +36,8 @@ from agents.transformers_agent import TransformersAgent
 from algorithms.base import Algorithm
 from algorithms.config import TrainingConfig
 from algorithms.critic_inputs import REFERENCE_HINT, critic_prompt
-from algorithms.logprobs import turn_logprobs
+from algorithms.distributed import full_state_dict, map_sharded
+from algorithms.logprobs import TokenizedTurns, turn_logprobs
 from algorithms.losses import (
     advantage_weighted_policy_loss,
     double_q_min,
@@ -48,8 +50,12 @@ from algorithms.trainer import Stage
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn
 
 __all__ = [
+    "ActorBatch",
+    "ActorExample",
     "ArCHer",
     "ArCHerConfig",
+    "CriticBatch",
+    "CriticExample",
     "Transition",
     "build_transitions",
 ]
@@ -163,8 +169,18 @@ def build_transitions(buffer: Sequence[Trajectory]) -> list[Transition]:
     return transitions
 
 
-class _CriticExample(NamedTuple):
-    """A transition as the critic's texts (plain data: stage items hold no tensors)."""
+@dataclass(frozen=True)
+class CriticExample:
+    """A transition as the critic's texts (plain data: stage items hold no tensors).
+
+    Attributes:
+        state_action: The state followed by the action (``Q``'s input).
+        state: The state alone (``V``'s input).
+        next_state: The next state (``V_target``'s input); ``None`` when ``done``.
+        reward: ``r_t``.
+        done: Whether the transition ends its trajectory.
+
+    """
 
     state_action: str
     state: str
@@ -173,10 +189,57 @@ class _CriticExample(NamedTuple):
     done: bool
 
 
-class _ActorExample(NamedTuple):
-    turn: Turn
-    advantage: float  # the critic's, as computed
-    weight: float  # what multiplies the log-prob (standardised when configured)
+@dataclass
+class CriticBatch:
+    """Critic examples tokenized (right-padded; values are read at each row's last token).
+
+    Attributes:
+        current: ``(input_ids, attention_mask)`` of the ``n`` state-actions then the ``n``
+            states.
+        following: The same for the next states of the ongoing transitions (or ``None``).
+        ongoing: ``(k,)`` positions (in ``[0, n)``) of the transitions that have a next state.
+        rewards: ``(n,)`` rewards.
+        dones: ``(n,)`` 1.0 where done.
+
+    """
+
+    current: tuple[torch.Tensor, torch.Tensor]
+    following: tuple[torch.Tensor, torch.Tensor] | None
+    ongoing: torch.Tensor
+    rewards: torch.Tensor
+    dones: torch.Tensor
+
+    @property
+    def size(self) -> int:
+        """Return the number of transitions."""
+        return int(self.rewards.shape[0])
+
+
+@dataclass(frozen=True)
+class ActorExample:
+    """One turn for the actor update.
+
+    Attributes:
+        prompt: The turn's prompt in the policy's chat template.
+        action: The turn's action.
+        advantage: The critic's ``min(Q1, Q2) - V`` for it.
+        weight: What multiplies the log-prob (the advantage, standardised if configured).
+
+    """
+
+    prompt: str
+    action: str
+    advantage: float
+    weight: float
+
+
+@dataclass
+class ActorBatch:
+    """Actor examples tokenized, with their weights and advantages."""
+
+    turns: TokenizedTurns
+    weights: torch.Tensor
+    advantages: torch.Tensor
 
 
 class ArCHer(Algorithm):
@@ -207,8 +270,7 @@ class ArCHer(Algorithm):
         super().__init__(policy, config, **kwargs)
         self._critic: ValueHeadModel | None = None
         self._critic_tokenizer: Any = None
-        self._target: ValueHeadModel | None = None
-        self._critic_calls = 0
+        self._target: Any = None
 
     # -- the critic --------------------------------------------------------------------
 
@@ -216,6 +278,11 @@ class ArCHer(Algorithm):
     def critic(self) -> ValueHeadModel:
         """The critic (Q1, Q2 and V heads), built from the policy or ``critic_model``."""
         if self._critic is None:
+            if self.config.lora_rank:
+                raise ValueError(
+                    "ArCHer trains full critics: set lora_rank=0 for it (SWEET-RL, MT-DPO and "
+                    "RFT take LoRA)"
+                )
             if self.config.critic_model is None:
                 lm = clone_model(self.policy.model)
             else:
@@ -257,8 +324,7 @@ class ArCHer(Algorithm):
 
         """
         examples = self._critic_examples(build_transitions(buffer))
-        data = [] if self._trainer is not None else [t.to_dict() for t in buffer]
-        with self._session(data):
+        with self._session([t.to_dict() for t in buffer]):
             try:
                 return self._run_stage(self._critic_stage(examples))
             finally:
@@ -267,6 +333,9 @@ class ArCHer(Algorithm):
     @torch.no_grad()
     def critic_values(self, buffer: Sequence[Trajectory]) -> torch.Tensor:
         """Return the critic's values of every turn, in ``buffer.turns()`` order.
+
+        Under many processes the turns are split across them (every process must call
+        this) and every process gets all the values.
 
         Returns:
             ``(num_turns, 3)`` float32 on the CPU: columns Q1, Q2 (read on state + action)
@@ -277,25 +346,25 @@ class ArCHer(Algorithm):
         critic = self.critic
         was_training = critic.training
         critic.eval()
-        rows = []
+
+        def compute(chunk: list[CriticExample]) -> list[list[float]]:
+            batch = self._collate_critic(chunk)
+            values = critic(*(t.to(_device(critic)) for t in batch.current)).float()
+            n = batch.size
+            return torch.stack([values[:n, _Q1], values[:n, _Q2], values[n:, _V]], 1).tolist()
+
         try:
-            for start in range(0, len(examples), self.config.critic_batch_size):
-                chunk = examples[start : start + self.config.critic_batch_size]
-                values = self._values(
-                    critic, [e.state_action for e in chunk] + [e.state for e in chunk]
-                )
-                n = len(chunk)
-                rows.append(torch.stack([values[:n, _Q1], values[:n, _Q2], values[n:, _V]], dim=1))
+            rows = map_sharded(examples, compute, batch_size=self.config.critic_batch_size)
         finally:
             critic.train(was_training)
-        return torch.cat(rows).cpu() if rows else torch.zeros((0, 3))
+        return torch.tensor(rows, dtype=torch.float32) if rows else torch.zeros((0, 3))
 
     def advantages(self, buffer: Sequence[Trajectory]) -> list[float]:
         """Return ``min(Q1, Q2)(s, a) - V(s)`` for every turn, in ``buffer.turns()`` order."""
         values = self.critic_values(buffer)
         return (double_q_min(values[:, _Q1], values[:, _Q2]) - values[:, _V]).tolist()
 
-    def _critic_examples(self, transitions: Sequence[Transition]) -> list[_CriticExample]:
+    def _critic_examples(self, transitions: Sequence[Transition]) -> list[CriticExample]:
         hint = REFERENCE_HINT if self.config.critic_uses_reference else None
 
         def state(turn: Turn, transition: Transition) -> str:
@@ -307,18 +376,45 @@ class ArCHer(Algorithm):
             current = state(t.turn, t)
             following = None if t.next_turn is None else state(t.next_turn, t)
             examples.append(
-                _CriticExample(current + t.turn.action, current, following, t.reward, t.done)
+                CriticExample(current + t.turn.action, current, following, t.reward, t.done)
             )
         return examples
 
-    def _values(self, model: torch.nn.Module, texts: Sequence[str]) -> torch.Tensor:
-        ids, mask = encode_texts(self.critic_tokenizer, texts, max_length=self.config.max_length)
-        device = next(model.parameters()).device
-        return model(ids.to(device), mask.to(device))
+    def _encode(self, texts: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
+        return encode_texts(self.critic_tokenizer, texts, max_length=self.config.max_length)
 
-    def _critic_stage(self, examples: list[_CriticExample]) -> Stage:
+    def _collate_critic(self, batch: Sequence[CriticExample]) -> CriticBatch:
+        ongoing = [i for i, e in enumerate(batch) if not e.done]
+        following = [batch[i].next_state for i in ongoing]
+        return CriticBatch(
+            current=self._encode([e.state_action for e in batch] + [e.state for e in batch]),
+            following=self._encode(following) if following else None,
+            ongoing=torch.tensor(ongoing, dtype=torch.long),
+            rewards=torch.tensor([e.reward for e in batch], dtype=torch.float32),
+            dones=torch.tensor([float(e.done) for e in batch], dtype=torch.float32),
+        )
+
+    def _critic_stage(self, examples: list[CriticExample]) -> Stage:
         critic = self.critic
-        self._target, self._critic_calls = None, 0
+        # The target starts as a copy of the critic; made before ``prepare`` (a sharded
+        # module cannot be deep-copied) and sharded like the critic in ``setup``.
+        target = clone_model(critic)
+        target.requires_grad_(False)
+        self._target = target
+
+        def setup(prepared: torch.nn.Module, accelerator: Any) -> None:
+            if accelerator.is_fsdp2:
+                from accelerate.utils import fsdp2_prepare_model
+
+                self._target = fsdp2_prepare_model(accelerator, self._target)
+            # Start from the critic as it is now (a resumed stage restored it).
+            soft_update(self._target, accelerator.unwrap_model(prepared), tau=1.0)
+
+        def polyak(prepared: torch.nn.Module) -> None:
+            from accelerate.utils import extract_model_from_parallel
+
+            soft_update(self._target, extract_model_from_parallel(prepared), tau=self.config.tau)
+
         return Stage(
             name="critic",
             namespace="critic",
@@ -330,41 +426,27 @@ class ArCHer(Algorithm):
             save=lambda trained, state, directory: trained.save(state, directory),
             load=lambda directory: critic.load(directory),
             batch_size=self.config.critic_batch_size,
+            collate=self._collate_critic,
+            setup=setup,
+            on_step=polyak,
         )
 
-    def _sync_target(self) -> None:
-        """Create or Polyak-update the target critic; called at the start of each critic loss.
-
-        The trainer steps the optimizer after the loss call, so the update for step k
-        happens at the start of the first loss call after it (counting calls across
-        gradient accumulation). The target is cloned at the first call, after a resumed
-        stage has restored its checkpoint, so it starts from the restored critic.
-        """
-        if self._target is None:
-            self._target = clone_model(self.critic)
-            self._target.requires_grad_(False)
-        elif self._critic_calls % self.config.gradient_accumulation_steps == 0:
-            soft_update(self._target, self.critic, tau=self.config.tau)
-        self._critic_calls += 1
-
     def _critic_loss(
-        self, model: torch.nn.Module, batch: list[_CriticExample]
+        self, model: torch.nn.Module, batch: CriticBatch
     ) -> tuple[torch.Tensor, dict[str, float]]:
-        self._sync_target()
-        n = len(batch)
-        values = self._values(model, [e.state_action for e in batch] + [e.state for e in batch])
+        n = batch.size
+        device = _device(model)
+        values = model(*(t.to(device) for t in batch.current))
         q1, q2, v = values[:n, _Q1], values[:n, _Q2], values[n:, _V]
         with torch.no_grad():
-            ongoing = [i for i, e in enumerate(batch) if not e.done]
-            target = self._values(
-                self._target,
-                [e.state_action for e in batch] + [batch[i].next_state for i in ongoing],
+            target = self._target(*(t.to(device) for t in batch.current)).float()
+            next_v = torch.zeros(n, device=device)
+            if batch.following is not None:
+                following = self._target(*(t.to(device) for t in batch.following)).float()
+                next_v[batch.ongoing.to(device)] = following[:, _V]
+            q_target = td_targets(
+                batch.rewards.to(device), next_v, batch.dones.to(device), gamma=self.config.gamma
             )
-            next_v = torch.zeros(n, device=target.device)
-            next_v[ongoing] = target[n:, _V]
-            rewards = torch.tensor([e.reward for e in batch], device=target.device)
-            dones = torch.tensor([e.done for e in batch], device=target.device)
-            q_target = td_targets(rewards, next_v, dones, gamma=self.config.gamma)
             v_target = double_q_min(target[:n, _Q1], target[:n, _Q2])
         q_loss = value_regression_loss(q1, q_target) + value_regression_loss(q2, q_target)
         v_loss = value_regression_loss(v, v_target)
@@ -387,26 +469,38 @@ class ArCHer(Algorithm):
         if self.config.normalise_advantages:
             weights = (weights - weights.mean()) / (weights.std(unbiased=False) + 1e-8)
         turns = [turn for _, turn in buffer.turns()]
-        items = [_ActorExample(*row) for row in zip(turns, advantages, weights.tolist())]
-        policy_metrics = self._run_stage(self._policy_stage("policy", items, self._policy_loss))
+        prompts = self.policy_prompts(turns)
+        items = [
+            ActorExample(prompt, turn.action, advantage, weight)
+            for prompt, turn, advantage, weight in zip(
+                prompts, turns, advantages, weights.tolist()
+            )
+        ]
+        stage = self._policy_stage("policy", items, self._policy_loss, self._collate_actor)
+        policy_metrics = self._run_stage(stage)
         return {**critic_metrics, **policy_metrics, "critic/num_transitions": float(len(items))}
 
-    def _policy_loss(
-        self, model: Any, batch: list[_ActorExample]
-    ) -> tuple[torch.Tensor, dict[str, float]]:
-        turns = [example.turn for example in batch]
-        encoded = self.encode(self.policy_prompts(turns), [turn.action for turn in turns])
-        logps = turn_logprobs(model, encoded).sum
-        weights = torch.tensor([e.weight for e in batch], device=logps.device, dtype=logps.dtype)
-        loss = advantage_weighted_policy_loss(logps, weights)
-        return loss, {"advantage_mean": sum(e.advantage for e in batch) / len(batch)}
+    def _collate_actor(self, batch: Sequence[ActorExample]) -> ActorBatch:
+        return ActorBatch(
+            turns=self.encode([e.prompt for e in batch], [e.action for e in batch]),
+            weights=torch.tensor([e.weight for e in batch], dtype=torch.float32),
+            advantages=torch.tensor([e.advantage for e in batch], dtype=torch.float32),
+        )
+
+    def _policy_loss(self, model: Any, batch: ActorBatch) -> tuple[torch.Tensor, dict[str, float]]:
+        logps = turn_logprobs(model, batch.turns).sum
+        loss = advantage_weighted_policy_loss(logps, batch.weights.to(logps.device, logps.dtype))
+        return loss, {"advantage_mean": float(batch.advantages.mean())}
 
     # -- persistence -------------------------------------------------------------------
 
-    def _save_components(self, directory: Path) -> None:
+    def _save_components(self, directory: Path, main: bool) -> None:
         if self._critic is None:
             return
-        self._critic.save(self._critic.state_dict(), directory / "critic")
+        state = full_state_dict(self._critic)
+        if not main:
+            return
+        self._critic.save(state, directory / "critic")
         if self.config.critic_model is not None:
             self.critic_tokenizer.save_pretrained(str(directory / "critic" / "lm"))
 
@@ -425,3 +519,7 @@ class ArCHer(Algorithm):
         critic = ValueHeadModel(lm, num_heads=3)
         critic.load(saved)
         self._critic = critic
+
+
+def _device(model: torch.nn.Module) -> torch.device:
+    return next(model.parameters()).device

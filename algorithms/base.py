@@ -11,15 +11,24 @@ from __future__ import annotations
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, ClassVar
 
 from agents.transformers_agent import TransformersAgent
 from algorithms.callbacks import Callback
 from algorithms.config import TrainingConfig
+from algorithms.distributed import full_state_dict, is_main_process, wait
 from algorithms.logger import MetricsLogger
-from algorithms.logprobs import TokenizedTurns, encode_turns
+from algorithms.logprobs import TokenizedTurns, encode_dialogues, encode_turns
+from algorithms.lora import (
+    POLICY_ADAPTER,
+    adapter_active,
+    add_adapter,
+    is_peft_model,
+    load_adapter_weights,
+    save_adapter,
+)
 from algorithms.models import load_weights, save_causal_lm
 from algorithms.run_directory import RunDirectory, fingerprint
 from algorithms.trainer import Stage, Trainer
@@ -103,7 +112,7 @@ class Algorithm(ABC):
         self.metrics: dict[str, float] = {}
         self.stopped = False
         self.history: list[tuple[int, str, float]] = []
-        self._trainer: Trainer | None = None
+        self._fit_trainer: Trainer | None = None
 
     # -- training ------------------------------------------------------------------
 
@@ -111,6 +120,10 @@ class Algorithm(ABC):
         self, buffer: TrajectoryBuffer | Sequence[Trajectory], *, resume: bool = False
     ) -> dict[str, float]:
         """Train the policy on ``buffer``.
+
+        Under ``accelerate launch`` every process calls ``fit`` with the same buffer:
+        training is data-parallel (DDP, FSDP2 or DeepSpeed, as launched) and the passes
+        without gradients are split across processes.
 
         Args:
             buffer: Trajectories (e.g. from :func:`agents.collect` or an official file).
@@ -130,8 +143,11 @@ class Algorithm(ABC):
         if not len(buffer):
             raise ValueError("the buffer is empty; collect trajectories first (agents.collect)")
         self.stopped = False
+        self._setup_lora()
         data = [t.to_dict() for t in buffer]
-        with self._session(data, resume=resume, persistent=True) as trainer:
+        # The trainer lives exactly as long as this call: every stage of the fit uses it.
+        trainer = self._fit_trainer = self._make_trainer(data, resume=resume, persistent=True)
+        try:
             for callback in self.callbacks:
                 callback.on_fit_start(self)
             metrics = dict(self._fit(buffer))
@@ -143,43 +159,55 @@ class Algorithm(ABC):
                 (run.root / "metrics.json").write_text(
                     json.dumps(metrics, indent=2, sort_keys=True) + "\n"
                 )
+        finally:
+            self._close_trainer(trainer)
+            self._fit_trainer = None
         for callback in self.callbacks:
             callback.on_fit_end(self, self.metrics)
         return self.metrics
 
-    @contextmanager
-    def _session(
-        self, data: Any, *, resume: bool = False, persistent: bool = False
-    ) -> Iterator[Trainer]:
-        """Set up (or reuse) the trainer for a ``fit`` or for one step called on its own.
+    def _setup_lora(self) -> None:
+        """With ``lora_rank > 0``, make the policy an adapter on its (frozen) model."""
+        if self.config.lora_rank and not is_peft_model(self.policy.model):
+            self.policy.model = add_adapter(self.policy.model, POLICY_ADAPTER, self.config)
 
-        A step called on its own (``persistent=False``) keeps nothing on disk: only
-        ``fit`` checkpoints, logs to TensorBoard and resumes.
-        """
-        if self._trainer is not None:
-            yield self._trainer
-            return
-        from accelerate import PartialState
+    def _make_trainer(self, data: Any, *, resume: bool, persistent: bool) -> Trainer:
         from accelerate.utils import set_seed
 
         set_seed(self.config.seed)
         settings = {k: v for k, v in self.config.to_dict().items() if k not in _RUN_ONLY_SETTINGS}
-        is_main = PartialState().is_main_process
         run = RunDirectory(
             self.config.output_dir if persistent else None,
             algorithm=self.name,
             data_fingerprint=fingerprint([settings, self.policy.name, data]),
             resume=resume,
-            is_main=is_main,
+            is_main=is_main_process(),
         )
-        logger = MetricsLogger(run.tensorboard_dir, enabled=is_main)
-        self._trainer = Trainer(self.config, run, logger, self.callbacks, self)
+        logger = MetricsLogger(run.tensorboard_dir, enabled=run.is_main)
+        return Trainer(self.config, run, logger, self.callbacks, self, self.policy.model)
+
+    def _close_trainer(self, trainer: Trainer) -> None:
+        self.history = list(trainer.logger.history)
+        trainer.logger.close()
+
+    @contextmanager
+    def _session(self, data: Any) -> Iterator[Trainer]:
+        """Yield the trainer for one step of the algorithm (``fit_critic``, ...).
+
+        Inside ``fit`` that is the fit's trainer. A step called on its own gets a
+        trainer for that call only, which keeps nothing on disk (only ``fit``
+        checkpoints, logs to TensorBoard and resumes).
+        """
+        if self._fit_trainer is not None:
+            yield self._fit_trainer
+            return
+        self._setup_lora()
+        trainer = self._fit_trainer = self._make_trainer(data, resume=False, persistent=False)
         try:
-            yield self._trainer
+            yield trainer
         finally:
-            self.history = list(logger.history)
-            logger.close()
-            self._trainer = None
+            self._close_trainer(trainer)
+            self._fit_trainer = None
 
     @abstractmethod
     def _fit(self, buffer: TrajectoryBuffer) -> dict[str, float]:
@@ -188,9 +216,9 @@ class Algorithm(ABC):
     @property
     def trainer(self) -> Trainer:
         """The trainer of the running ``fit`` call."""
-        if self._trainer is None:
+        if self._fit_trainer is None:
             raise RuntimeError("no fit() is running; the trainer exists only during fit()")
-        return self._trainer
+        return self._fit_trainer
 
     def log_metrics(self, metrics: Mapping[str, float]) -> None:
         """Log namespaced scalars at the current step (inside ``fit``, e.g. from a callback)."""
@@ -204,9 +232,20 @@ class Algorithm(ABC):
                 callback.on_stage_end(self, stage.name, metrics)
         return metrics
 
-    def _policy_stage(self, name: str, items: Sequence[Any], loss: Any) -> Stage:
-        """Return a stage that trains the policy's model (saved and restored as a causal LM)."""
+    def _policy_stage(
+        self, name: str, items: Sequence[Any], loss: Any, collate: Any = None
+    ) -> Stage:
+        """Return a stage that trains the policy's model (its adapter, with LoRA)."""
         model = self.policy.model
+        if is_peft_model(model):
+            model.set_adapter(POLICY_ADAPTER)
+            save = lambda trained, state, directory: save_adapter(  # noqa: E731
+                trained, POLICY_ADAPTER, state, directory
+            )
+            load = lambda directory: load_adapter_weights(model, POLICY_ADAPTER, directory)  # noqa: E731
+        else:
+            save = save_causal_lm
+            load = lambda directory: load_weights(model, directory)  # noqa: E731
         return Stage(
             name=name,
             namespace="train",
@@ -215,9 +254,18 @@ class Algorithm(ABC):
             loss=loss,
             learning_rate=self.config.learning_rate,
             num_epochs=self.config.num_epochs,
-            save=lambda trained, state, directory: save_causal_lm(trained, state, directory),
-            load=lambda directory: load_weights(model, directory),
+            save=save,
+            load=load,
+            collate=collate,
         )
+
+    def policy_reference(self) -> Any:
+        """Return a context in which the policy's model is its frozen start (LoRA: the base).
+
+        Without LoRA the model is used as it is: reference passes run before training.
+        """
+        model = self.policy.model
+        return adapter_active(model, None) if is_peft_model(model) else nullcontext()
 
     # -- turn formatting -------------------------------------------------------------
 
@@ -228,15 +276,34 @@ class Algorithm(ABC):
     def encode(
         self, prompts: Sequence[str], actions: Sequence[str], tokenizer: Any = None
     ) -> TokenizedTurns:
-        """Tokenize (prompt, action) pairs with ``max_length`` from the config."""
+        """Tokenize (prompt, action) pairs, one row each, with ``max_length`` from the config."""
         return encode_turns(
             tokenizer or self.policy.tokenizer, prompts, actions, max_length=self.config.max_length
+        )
+
+    def encode_dialogues(
+        self, dialogues: Sequence[tuple[Sequence[str], Sequence[str]]], tokenizer: Any = None
+    ) -> TokenizedTurns:
+        """Tokenize whole dialogues, one row each (``(prompts, actions)`` per dialogue).
+
+        A dialogue is one sequence with per-turn action masks rather than one prefix per
+        turn (O(T) tokens instead of O(T^2)); turns are numbered across dialogues.
+        """
+        return encode_dialogues(
+            tokenizer or self.policy.tokenizer, dialogues, max_length=self.config.max_length
         )
 
     # -- persistence -----------------------------------------------------------------
 
     def save(self, directory: str | Path) -> Path:
         """Write the config, the policy (weights + tokenizer + agent settings) and any critic.
+
+        ``policy/`` loads with ``AutoModelForCausalLM.from_pretrained``; with LoRA it is
+        the adapter (``peft.PeftModel.from_pretrained(base, "policy")``), the base is
+        ``base/`` (or the hub id recorded in ``algorithm.json``), and ``save_merged``
+        adds ``policy-merged/`` with the adapter merged into full weights. Under many
+        processes every process calls ``save`` (sharded weights are gathered); only
+        the main process writes.
 
         Args:
             directory: Destination folder (created).
@@ -246,12 +313,12 @@ class Algorithm(ABC):
 
         """
         directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
+        main = is_main_process()
+        if main:
+            directory.mkdir(parents=True, exist_ok=True)
         model = self.policy.model
-        model.save_pretrained(str(directory / "policy"), safe_serialization=True)
-        self.policy.tokenizer.save_pretrained(str(directory / "policy"))
-        self._save_components(directory)
-        record = {
+        state = full_state_dict(model)  # collective when sharded
+        record: dict[str, Any] = {
             "format": _FORMAT,
             "algorithm": self.name,
             "config": self.config.to_dict(),
@@ -259,9 +326,21 @@ class Algorithm(ABC):
             "metrics": self.metrics,
             "stopped": self.stopped,
         }
-        (directory / "algorithm.json").write_text(
-            json.dumps(record, indent=2, sort_keys=True) + "\n"
-        )
+        if main:
+            if is_peft_model(model):
+                record["base_model"] = _save_lora_policy(model, state, directory)
+                if self.config.save_merged:
+                    _save_merged(model, directory / "policy-merged")
+                    self.policy.tokenizer.save_pretrained(str(directory / "policy-merged"))
+            else:
+                save_causal_lm(model, state, directory / "policy")
+            self.policy.tokenizer.save_pretrained(str(directory / "policy"))
+        self._save_components(directory, main)
+        if main:
+            (directory / "algorithm.json").write_text(
+                json.dumps(record, indent=2, sort_keys=True) + "\n"
+            )
+        wait()
         return directory
 
     @classmethod
@@ -293,7 +372,10 @@ class Algorithm(ABC):
             raise ValueError(f"{path}: unknown algorithm {record['algorithm']!r}")
         if cls is not Algorithm and klass is not cls:
             raise ValueError(f"{directory} holds a {klass.__name__}, not a {cls.__name__}")
-        model = AutoModelForCausalLM.from_pretrained(str(directory / "policy"))
+        if (directory / "policy" / "adapter_config.json").exists():
+            model = _load_lora_policy(directory, record)
+        else:
+            model = AutoModelForCausalLM.from_pretrained(str(directory / "policy"))
         tokenizer = AutoTokenizer.from_pretrained(str(directory / "policy"))
         policy = TransformersAgent(model, tokenizer, device=device, **record["agent"])
         algorithm = klass(
@@ -304,8 +386,60 @@ class Algorithm(ABC):
         algorithm.stopped = bool(record.get("stopped", False))
         return algorithm
 
-    def _save_components(self, directory: Path) -> None:  # noqa: B027 - optional hook
-        """Write algorithm-specific parts (critics) under ``directory``."""
+    def _save_components(self, directory: Path, main: bool) -> None:  # noqa: B027 - optional hook
+        """Write algorithm-specific parts (critics) under ``directory``.
+
+        Called on every process (gathering sharded weights is collective); only the
+        process with ``main`` true writes.
+        """
 
     def _load_components(self, directory: Path) -> None:  # noqa: B027 - optional hook
         """Read what :meth:`_save_components` wrote."""
+
+
+def _save_lora_policy(model: Any, state: dict[str, Any], directory: Path) -> str:
+    """Write the policy adapter to ``policy/`` and the base where ``load`` finds it.
+
+    Returns:
+        The base model's name: a hub id or folder it was loaded from, or ``"base"``
+        when its weights were written to ``directory/base`` (a model built in memory).
+
+    """
+    save_adapter(model, POLICY_ADAPTER, state, directory / "policy")
+    base = model.get_base_model()
+    name = str(getattr(base, "name_or_path", "") or "")
+    if name and (Path(name).is_dir() or (not Path(name).exists() and "/" in name)):
+        return name  # a local folder or a hub id: loadable as it is
+    with adapter_active(model, None):
+        prefix = "base_model.model."
+        base_state = {
+            k[len(prefix) :].replace(".base_layer", ""): v
+            for k, v in state.items()
+            if k.startswith(prefix) and ".lora_" not in k
+        }
+        base.save_pretrained(
+            str(directory / "base"), state_dict=base_state, safe_serialization=True
+        )
+    return "base"
+
+
+def _save_merged(model: Any, directory: Path) -> None:
+    """Write the policy with its adapter merged into full weights (a copy; ``model`` is kept)."""
+    import copy
+
+    merged = copy.deepcopy(model)
+    merged.set_adapter(POLICY_ADAPTER)
+    merged = merged.merge_and_unload()
+    merged.save_pretrained(str(directory), safe_serialization=True)
+
+
+def _load_lora_policy(directory: Path, record: Mapping[str, Any]) -> Any:
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    base_name = record.get("base_model", "base")
+    base_path = str(directory / "base") if base_name == "base" else base_name
+    base = AutoModelForCausalLM.from_pretrained(base_path)
+    return PeftModel.from_pretrained(
+        base, str(directory / "policy"), adapter_name=POLICY_ADAPTER, is_trainable=True
+    )

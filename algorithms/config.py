@@ -52,6 +52,16 @@ class TrainingConfig:
             the end of each stage). Needs ``output_dir``.
         logging_steps: Optimizer steps between logged metrics.
         progress: Show progress bars.
+        lora_rank: Train LoRA adapters of this rank (``peft``, the ``lora`` extra) on a
+            frozen base instead of every weight; ``0``: full fine-tuning. A critic
+            initialised from the policy becomes a second adapter on the same base, and
+            the frozen references are the base with adapters disabled (no copies).
+        lora_alpha: LoRA scaling numerator (the update is scaled by alpha / rank).
+        lora_dropout: Dropout on the LoRA branch.
+        lora_target_modules: Modules that get adapters: ``"all-linear"`` or a list of
+            module names (e.g. ``["q_proj", "v_proj"]``).
+        save_merged: With LoRA, ``save`` also writes the policy with its adapter merged
+            into full weights (``policy-merged/``), loadable without ``peft``.
 
     """
 
@@ -71,6 +81,11 @@ class TrainingConfig:
     save_steps: int = 50
     logging_steps: int = 1
     progress: bool = True
+    lora_rank: int = 0
+    lora_alpha: float = 32.0
+    lora_dropout: float = 0.0
+    lora_target_modules: str | tuple[str, ...] = "all-linear"
+    save_merged: bool = False
 
     def __post_init__(self) -> None:
         for item in fields(self):
@@ -85,6 +100,12 @@ class TrainingConfig:
                 f"mixed_precision must be one of {MIXED_PRECISION_MODES}, "
                 f"got {self.mixed_precision!r}"
             )
+        self._check_non_negative("lora_rank", "lora_dropout")
+        self._check_positive("lora_alpha")
+        if self.lora_dropout >= 1:
+            raise ValueError(f"lora_dropout must be < 1, got {self.lora_dropout}")
+        if not isinstance(self.lora_target_modules, str):
+            object.__setattr__(self, "lora_target_modules", tuple(self.lora_target_modules))
         if self.output_dir is not None:
             object.__setattr__(self, "output_dir", str(self.output_dir))
 
@@ -142,11 +163,13 @@ class TrainingConfig:
         return cls.from_dict(json.loads(Path(path).read_text()))
 
 
-def resolve_mixed_precision(mode: str) -> str:
-    """Turn ``"auto"`` into ``"bf16"`` on a bf16-capable GPU and ``"no"`` elsewhere.
+def resolve_mixed_precision(mode: str, model: Any = None) -> str:
+    """Turn ``"auto"`` into ``"bf16"`` on a bf16-capable GPU or for a bf16 model, else ``"no"``.
 
     Args:
         mode: One of :data:`MIXED_PRECISION_MODES`.
+        model: The model to train; if its weights are bf16 (e.g. loaded with
+            ``dtype="bfloat16"``), ``"auto"`` computes under bf16 autocast on any device.
 
     Returns:
         The mode to hand to ``accelerate``.
@@ -157,5 +180,7 @@ def resolve_mixed_precision(mode: str) -> str:
     import torch
 
     if torch.cuda.is_available() and torch.cuda.is_bf16_supported():
+        return "bf16"
+    if model is not None and any(p.dtype == torch.bfloat16 for p in model.parameters()):
         return "bf16"
     return "no"

@@ -5,52 +5,103 @@ formatted with the scored model's own chat template, e.g.
 :meth:`agents.TransformersAgent.format_prompts`) followed by the action and the
 end-of-turn token; only the action's tokens (and that end token, so the model learns
 to stop) count. Prompt and action are tokenized apart, as they are at generation time.
+
+Two encodings feed the same scoring functions:
+
+* :func:`encode_turns`: one row per turn (its whole prompt, then its action);
+* :func:`encode_dialogues`: one row per dialogue (the last turn's prompt already holds
+  every earlier turn and its action), so a ``T``-turn dialogue costs its length once
+  instead of ``T`` growing prefixes. Dialogues that cannot be packed exactly fall back
+  to one row per turn.
+
+Either way :class:`TokenizedTurns` records which turn each counted token belongs to, and
+:func:`turn_logprobs` returns one value per turn.
+
+Memory: :func:`token_logprobs` never builds the ``(batch, length, vocab)`` logits. It
+runs the model's own forward (through any DDP/FSDP/accelerate/peft wrapper) with the
+output head temporarily replaced by a function that applies the original head only to
+the positions that predict action tokens, ``chunk_size`` positions at a time, keeping
+one fp32 log-prob per position; with gradients each chunk is recomputed in backward
+(activation checkpointing), so no chunk's logits are kept either.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch.utils.checkpoint import checkpoint
 
-__all__ = ["TokenizedTurns", "TurnLogProbs", "encode_turns", "token_logprobs", "turn_logprobs"]
+__all__ = [
+    "TokenizedTurns",
+    "TurnLogProbs",
+    "encode_dialogues",
+    "encode_turns",
+    "token_logprobs",
+    "turn_logprobs",
+]
+
+HEAD_CHUNK_SIZE = 1024
+"""Positions per chunk of the output head (a chunk's logits: ``chunk x vocab`` fp32)."""
+
+# Config attributes of models that transform the logits after the head (Gemma 2/3
+# soft-capping, Cohere's logit scale, Granite's logits scaling): the chunked head would
+# miss the transform, so these models take the full-logits path.
+_POST_HEAD_TRANSFORMS = ("final_logit_softcapping", "logit_scale", "logits_scaling")
 
 
 @dataclass(frozen=True)
 class TokenizedTurns:
-    """Right-padded token ids of (prompt, action) pairs.
+    """Right-padded token ids: one row per turn, or one row per packed dialogue.
 
     Attributes:
-        input_ids: ``(batch, length)`` prompt then action then end-of-turn token.
-        attention_mask: ``(batch, length)`` 1 on real tokens.
-        action_mask: ``(batch, length)`` 1 on the tokens whose log-probs count.
+        input_ids: ``(rows, length)`` prompt, then action, then end-of-turn token (a
+            packed dialogue: every turn's new prompt text and action, in order).
+        attention_mask: ``(rows, length)`` 1 on real tokens.
+        action_mask: ``(rows, length)`` 1 on the tokens whose log-probs count.
+        turn_index: ``(rows, length)`` long: the turn each counted token belongs to, as
+            an index into the flat list of turns that was encoded; -1 elsewhere.
+        num_turns: How many turns were encoded (the length of per-turn results).
 
     """
 
     input_ids: torch.Tensor
     attention_mask: torch.Tensor
     action_mask: torch.Tensor
+    turn_index: torch.Tensor
+    num_turns: int
 
     def __len__(self) -> int:
-        """Return the number of turns."""
+        """Return the number of rows (for :func:`encode_turns`, the number of turns)."""
         return int(self.input_ids.shape[0])
 
     def select(self, rows: slice | Sequence[int]) -> TokenizedTurns:
-        """Return some of the turns, trimmed to their longest real sequence."""
+        """Return some rows, trimmed to their longest real sequence.
+
+        Turn indices stay global (``num_turns`` is unchanged), so per-turn results of a
+        selection line up with those of the whole; turns in no selected row score 0.
+        """
         mask = self.attention_mask[rows]
         width = int(mask.sum(dim=1).max()) if mask.numel() else 0
         return TokenizedTurns(
             self.input_ids[rows][:, :width],
             mask[:, :width],
             self.action_mask[rows][:, :width],
+            self.turn_index[rows][:, :width],
+            self.num_turns,
         )
 
     def to(self, device: Any) -> TokenizedTurns:
         """Return the tensors on ``device``."""
         return TokenizedTurns(
-            self.input_ids.to(device), self.attention_mask.to(device), self.action_mask.to(device)
+            self.input_ids.to(device),
+            self.attention_mask.to(device),
+            self.action_mask.to(device),
+            self.turn_index.to(device),
+            self.num_turns,
         )
 
 
@@ -59,15 +110,69 @@ class TurnLogProbs:
     """Log-probabilities of each turn's action tokens.
 
     Attributes:
-        sum: ``(batch,)`` summed log-probs of the action tokens.
-        mean: ``(batch,)`` their mean (length-normalised; SWEET-RL's parameterisation).
-        num_tokens: ``(batch,)`` how many tokens counted.
+        sum: ``(num_turns,)`` summed log-probs of the action tokens.
+        mean: ``(num_turns,)`` their mean (length-normalised; SWEET-RL's
+            parameterisation).
+        num_tokens: ``(num_turns,)`` how many tokens counted.
 
     """
 
     sum: torch.Tensor
     mean: torch.Tensor
     num_tokens: torch.Tensor
+
+
+# -- Encoding ----------------------------------------------------------------------------
+
+# A row to stack: its token ids and the (start, stop, turn) spans of its counted tokens.
+_Row = tuple[list[int], list[tuple[int, int, int]]]
+
+
+def _end_ids(tokenizer: Any, add_end_token: bool) -> list[int]:
+    if not add_end_token:
+        return []
+    if tokenizer.eos_token_id is None:
+        raise ValueError("the tokenizer has no eos token; pass add_end_token=False")
+    return [tokenizer.eos_token_id]
+
+
+def _check_turn(turn: int, prompt: list[int], action: list[int]) -> None:
+    if not action:
+        raise ValueError(f"turn {turn}: empty action and no end token")
+    if not prompt:
+        raise ValueError(f"turn {turn}: empty prompt (nothing predicts the first token)")
+
+
+def _turn_row(turn: int, prompt: list[int], action: list[int], max_length: int | None) -> _Row:
+    """One turn as its own row; too long a prompt loses its start (never the action)."""
+    if max_length is not None:
+        if len(action) >= max_length:
+            raise ValueError(
+                f"turn {turn}: the action has {len(action)} tokens; max_length is "
+                f"{max_length} and the prompt needs at least one"
+            )
+        prompt = prompt[max(0, len(prompt) + len(action) - max_length) :]
+    return [*prompt, *action], [(len(prompt), len(prompt) + len(action), turn)]
+
+
+def _stack(rows: list[_Row], pad: int, num_turns: int) -> TokenizedTurns:
+    width = max(len(ids) for ids, _ in rows)
+    input_ids = torch.full((len(rows), width), pad, dtype=torch.long)
+    attention_mask = torch.zeros((len(rows), width), dtype=torch.long)
+    turn_index = torch.full((len(rows), width), -1, dtype=torch.long)
+    for row, (ids, spans) in enumerate(rows):
+        input_ids[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+        attention_mask[row, : len(ids)] = 1
+        for start, stop, turn in spans:
+            turn_index[row, start:stop] = turn
+    action_mask = (turn_index >= 0).long()
+    return TokenizedTurns(input_ids, attention_mask, action_mask, turn_index, num_turns)
+
+
+def _pad_id(tokenizer: Any, end: list[int]) -> int:
+    if tokenizer.pad_token_id is not None:
+        return int(tokenizer.pad_token_id)
+    return end[0] if end else 0
 
 
 def encode_turns(
@@ -78,7 +183,7 @@ def encode_turns(
     max_length: int | None = None,
     add_end_token: bool = True,
 ) -> TokenizedTurns:
-    """Tokenize (prompt, action) pairs for scoring or training.
+    """Tokenize (prompt, action) pairs for scoring or training, one row per turn.
 
     Args:
         tokenizer: The scored model's tokenizer.
@@ -89,6 +194,9 @@ def encode_turns(
             action is kept whole). An action alone longer than this raises.
         add_end_token: Append the tokenizer's end-of-turn (eos) token to the action.
 
+    Returns:
+        One row per turn; row ``i``'s action tokens have ``turn_index == i``.
+
     Raises:
         ValueError: If the lengths differ or an action does not fit in ``max_length``.
 
@@ -97,59 +205,267 @@ def encode_turns(
         raise ValueError(f"{len(prompts)} prompts but {len(actions)} actions")
     if not prompts:
         raise ValueError("no turns to encode")
-    end = [tokenizer.eos_token_id] if add_end_token else []
-    if add_end_token and tokenizer.eos_token_id is None:
-        raise ValueError("the tokenizer has no eos token; pass add_end_token=False")
+    end = _end_ids(tokenizer, add_end_token)
     prompt_ids = tokenizer(list(prompts), add_special_tokens=False)["input_ids"]
     action_ids = tokenizer(list(actions), add_special_tokens=False)["input_ids"]
     rows = []
-    for index, (prompt, action) in enumerate(zip(prompt_ids, action_ids)):
+    for turn, (prompt, action) in enumerate(zip(prompt_ids, action_ids)):
         action = [*action, *end]
-        if not action:
-            raise ValueError(f"turn {index}: empty action and no end token")
-        if not prompt:
-            raise ValueError(f"turn {index}: empty prompt (nothing predicts the first token)")
-        if max_length is not None:
-            if len(action) >= max_length:
-                raise ValueError(
-                    f"turn {index}: the action has {len(action)} tokens; max_length is "
-                    f"{max_length} and the prompt needs at least one"
-                )
-            prompt = prompt[max(0, len(prompt) + len(action) - max_length) :]
-        rows.append((prompt, action))
-    width = max(len(p) + len(a) for p, a in rows)
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else end[0] if end else 0
-    input_ids = torch.full((len(rows), width), pad, dtype=torch.long)
-    attention_mask = torch.zeros((len(rows), width), dtype=torch.long)
-    action_mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for row, (prompt, action) in enumerate(rows):
-        length = len(prompt) + len(action)
-        input_ids[row, :length] = torch.tensor([*prompt, *action], dtype=torch.long)
-        attention_mask[row, :length] = 1
-        action_mask[row, len(prompt) : length] = 1
-    return TokenizedTurns(input_ids, attention_mask, action_mask)
+        _check_turn(turn, prompt, action)
+        rows.append(_turn_row(turn, prompt, action, max_length))
+    return _stack(rows, _pad_id(tokenizer, end), len(rows))
 
 
-def token_logprobs(model: Any, turns: TokenizedTurns) -> tuple[torch.Tensor, torch.Tensor]:
-    """Compute each target token's log-probability under ``model`` in one forward pass.
+def _packed_row(
+    prompts: Sequence[str],
+    actions: Sequence[str],
+    end_text: str,
+    prompt_ids: list[list[int]],
+    action_ids: list[list[int]],
+    first_turn: int,
+    max_length: int | None,
+) -> _Row | None:
+    """One dialogue as one row, or ``None`` when that would not score like its turns."""
+    for t in range(len(prompts) - 1):
+        # The template must not rewrite history: the next prompt extends this turn, as
+        # text and as tokens (so every turn sees exactly the tokens of its own row).
+        if not prompts[t + 1].startswith(prompts[t] + actions[t] + end_text):
+            return None
+        before = [*prompt_ids[t], *action_ids[t]]
+        if prompt_ids[t + 1][: len(before)] != before:
+            return None
+    ids = [*prompt_ids[-1], *action_ids[-1]]
+    if max_length is not None and len(ids) > max_length:
+        return None
+    spans = [
+        (len(prompt), len(prompt) + len(action), first_turn + t)
+        for t, (prompt, action) in enumerate(zip(prompt_ids, action_ids))
+    ]
+    return ids, spans
+
+
+def encode_dialogues(
+    tokenizer: Any,
+    dialogues: Sequence[tuple[Sequence[str], Sequence[str]]],
+    *,
+    max_length: int | None = None,
+    add_end_token: bool = True,
+) -> TokenizedTurns:
+    """Tokenize whole dialogues, one row each: every turn's log-probs in one sequence.
+
+    A dialogue's row is its first prompt, first action and end token, then the text the
+    second prompt adds after that, the second action and end token, and so on; prompts
+    and actions are tokenized apart, as at generation time. The row's tokens are those
+    each turn gets alone (its full prompt tokenized, then its action), so a packed turn
+    scores exactly as in :func:`encode_turns`, in ``O(length)`` instead of
+    ``O(turns x length)`` tokens.
+
+    A dialogue falls back to one row per turn, exactly as :func:`encode_turns` encodes
+    it (same truncation), when packing would change what a turn sees: a chat template
+    that rewrites history (turn ``t + 1``'s prompt does not start with turn ``t``'s
+    prompt + action + end-token text, or their tokens differ), or a packed row longer
+    than ``max_length``.
 
     Args:
-        model: A causal LM returning ``.logits`` of shape ``(batch, length, vocab)``.
-        turns: From :func:`encode_turns` (already on the model's device).
+        tokenizer: The scored model's tokenizer.
+        dialogues: ``(prompts, actions)`` per dialogue: each turn's formatted prompt
+            (chat template applied, ending with the generation prompt; it contains the
+            earlier turns' actions) and the agent's message.
+        max_length: Longest row (see the fallback above; a fallback turn's prompt loses
+            its start as in :func:`encode_turns`).
+        add_end_token: Append the tokenizer's end-of-turn (eos) token to each action.
 
     Returns:
-        ``(token_logps, mask)``, each ``(batch, length - 1)``: the log-prob of token
-        ``t + 1`` given the tokens up to ``t`` (float32), and 1.0 where that token is
-        part of the action.
+        The encoded turns; turn indices number the turns of all dialogues in the order
+        given (dialogue 0's turns first).
+
+    Raises:
+        ValueError: If a dialogue has no turns or different numbers of prompts and
+            actions, or a fallback action does not fit in ``max_length``.
 
     """
-    logits = model(input_ids=turns.input_ids, attention_mask=turns.attention_mask).logits
+    if not dialogues:
+        raise ValueError("no turns to encode")
+    end = _end_ids(tokenizer, add_end_token)
+    end_text = tokenizer.eos_token if add_end_token else ""
+    flat_prompts: list[str] = []
+    flat_actions: list[str] = []
+    for index, (prompts, actions) in enumerate(dialogues):
+        if len(prompts) != len(actions):
+            raise ValueError(f"dialogue {index}: {len(prompts)} prompts but {len(actions)} actions")
+        if not prompts:
+            raise ValueError(f"dialogue {index} has no turns")
+        flat_prompts += prompts
+        flat_actions += actions
+    # Every full prompt is tokenized (O(turns x length) text, cheap next to the model):
+    # the fallback needs them, and comparing them is how packing is proven exact.
+    prompt_ids = tokenizer(flat_prompts, add_special_tokens=False)["input_ids"]
+    action_ids = [
+        [*ids, *end] for ids in tokenizer(flat_actions, add_special_tokens=False)["input_ids"]
+    ]
+    rows: list[_Row] = []
+    first = 0
+    for prompts, actions in dialogues:
+        turns = range(first, first + len(prompts))
+        for turn in turns:
+            _check_turn(turn, prompt_ids[turn], action_ids[turn])
+        dialogue_prompts = prompt_ids[turns.start : turns.stop]
+        dialogue_actions = action_ids[turns.start : turns.stop]
+        packed = _packed_row(
+            prompts, actions, end_text, dialogue_prompts, dialogue_actions, first, max_length
+        )
+        if packed is not None:
+            rows.append(packed)
+        else:
+            rows += [_turn_row(t, prompt_ids[t], action_ids[t], max_length) for t in turns]
+        first = turns.stop
+    return _stack(rows, _pad_id(tokenizer, end), first)
+
+
+# -- Scoring -----------------------------------------------------------------------------
+
+
+def _unwrap(model: Any) -> Any:
+    """Return the causal LM inside DDP / accelerate / ``torch.compile`` / peft wrappers."""
+    for _ in range(8):
+        if hasattr(model, "_orig_mod"):  # torch.compile
+            model = model._orig_mod
+        elif not hasattr(model, "get_output_embeddings") and isinstance(
+            getattr(model, "module", None), torch.nn.Module
+        ):  # DistributedDataParallel, DataParallel, DeepSpeed
+            model = model.module
+        elif callable(getattr(model, "get_base_model", None)):  # peft (LoRA stays injected)
+            model = model.get_base_model()
+        else:
+            break
+    return model
+
+
+def _chunkable_head(model: Any) -> torch.nn.Module | None:
+    """Return the output head to apply in chunks (``None``: only full logits are exact)."""
+    inner = _unwrap(model)
+    get_head = getattr(inner, "get_output_embeddings", None)
+    head = get_head() if callable(get_head) else None
+    if not isinstance(head, torch.nn.Module):
+        return None
+    config = getattr(inner, "config", None)
+    for part in (config, getattr(config, "text_config", None)):
+        for name in _POST_HEAD_TRANSFORMS:
+            value = getattr(part, name, None) if part is not None else None
+            if value is not None and not (name != "final_logit_softcapping" and value == 1):
+                return None
+    return head
+
+
+def _chunk_logps(head_forward: Callable[..., Any], hidden: torch.Tensor, targets: torch.Tensor):
+    """Log-softmax of one chunk's logits at the target tokens (fp32, as the full path)."""
+    logits = head_forward(hidden.unsqueeze(0))[0].float()
+    picked = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    return picked - torch.logsumexp(logits, dim=-1)
+
+
+def _full_logits_logprobs(model: Any, turns: TokenizedTurns) -> torch.Tensor:
+    """Every position's fp32 log-softmax: the reference path, ``(rows, length, vocab)``."""
+    logits = model(
+        input_ids=turns.input_ids, attention_mask=turns.attention_mask, use_cache=False
+    ).logits
     # Token t is predicted by the logits at position t - 1.
     logits = logits[:, :-1].float()
-    targets = turns.input_ids[:, 1:]
-    token_logps = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1)
-    token_logps = token_logps - torch.logsumexp(logits, dim=-1)
-    return token_logps, turns.action_mask[:, 1:].to(token_logps.dtype)
+    token_logps = logits.gather(-1, turns.input_ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+    return token_logps - torch.logsumexp(logits, dim=-1)
+
+
+def _chunked_logprobs(
+    model: Any, head: torch.nn.Module, turns: TokenizedTurns, chunk_size: int
+) -> torch.Tensor | None:
+    """Score the action positions through a chunked head; ``None`` if not exact."""
+    rows, positions = turns.action_mask[:, 1:].nonzero(as_tuple=True)
+    targets = turns.input_ids[rows, positions + 1]
+    shape = (turns.input_ids.shape[0], turns.input_ids.shape[1] - 1)
+    own = head.__dict__.get("forward")  # a patch someone else installed on the instance
+    original = head.forward
+    computed: list[torch.Tensor] = []
+
+    def chunked_head(hidden: torch.Tensor) -> torch.Tensor:
+        if tuple(hidden.shape[:2]) != tuple(turns.input_ids.shape):  # the model sliced
+            return original(hidden)
+        picked = hidden[rows, positions]  # (action tokens, hidden): only what is scored
+        parts = []
+        for start in range(0, picked.shape[0], chunk_size):
+            args = (
+                original,
+                picked[start : start + chunk_size],
+                targets[start : start + chunk_size],
+            )
+            if torch.is_grad_enabled():  # recompute the chunk's logits in backward
+                parts.append(checkpoint(_chunk_logps, *args, use_reentrant=False))
+            else:
+                parts.append(_chunk_logps(*args))
+        logps = torch.cat(parts) if parts else picked.new_zeros(0, dtype=torch.float32)
+        out = logps.new_zeros(shape).index_put((rows, positions), logps)
+        computed.append(out)
+        return out  # stands in for the logits: it leaves through every wrapper's forward
+
+    head.forward = chunked_head
+    try:
+        result = model(
+            input_ids=turns.input_ids, attention_mask=turns.attention_mask, use_cache=False
+        ).logits
+    finally:
+        if own is None:
+            del head.forward  # the class's forward shows again
+        else:
+            head.forward = own
+    # The model must have returned exactly what the head gave it (wrappers may copy it,
+    # e.g. DDP's output sink): any transform after the head means it was not a plain map.
+    if (
+        len(computed) != 1
+        or not isinstance(result, torch.Tensor)
+        or result.shape != computed[0].shape
+        or not torch.equal(result.detach(), computed[0].detach())
+    ):
+        return None
+    return result
+
+
+def token_logprobs(
+    model: Any, turns: TokenizedTurns, *, chunk_size: int = HEAD_CHUNK_SIZE
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Compute each counted token's log-probability under ``model`` in one forward pass.
+
+    The model's forward runs as usual (through its wrappers, so DDP/FSDP hooks and
+    peft's LoRA layers work) but its output head is applied only to the positions that
+    predict action tokens, ``chunk_size`` at a time: no ``(rows, length, vocab)`` logits.
+    Models that transform the logits after the head (``final_logit_softcapping``,
+    ``logit_scale``, ``logits_scaling`` in their config), or whose forward returns
+    anything but what the head gave it, or that have no ``get_output_embeddings``, are
+    scored from full logits instead (a warning says so for the second kind).
+
+    Args:
+        model: A causal LM (``transformers``), possibly wrapped (DDP, accelerate, peft).
+        turns: From :func:`encode_turns` or :func:`encode_dialogues` (already on the
+            model's device).
+        chunk_size: Positions per application of the head.
+
+    Returns:
+        ``(token_logps, mask)``, each ``(rows, length - 1)``: the log-prob of token
+        ``t + 1`` given the tokens up to ``t`` (float32; 0 where the mask is 0), and 1.0
+        where that token is part of an action.
+
+    """
+    mask = turns.action_mask[:, 1:].float()
+    head = _chunkable_head(model)
+    token_logps = _chunked_logprobs(model, head, turns, chunk_size) if head is not None else None
+    if token_logps is None:
+        if head is not None:
+            warnings.warn(
+                f"{type(_unwrap(model)).__name__}: its forward changes the head's output; "
+                "scoring from full logits (a second forward pass)",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+        token_logps = torch.where(mask.bool(), _full_logits_logprobs(model, turns), 0.0)
+    return token_logps, mask
 
 
 def turn_logprobs(
@@ -161,21 +477,24 @@ def turn_logprobs(
     ``torch.no_grad()`` for frozen references.
 
     Args:
-        model: A causal LM returning ``.logits`` of shape ``(batch, length, vocab)``.
-        turns: From :func:`encode_turns`.
+        model: A causal LM (see :func:`token_logprobs`).
+        turns: From :func:`encode_turns` or :func:`encode_dialogues`.
         micro_batch_size: Rows per forward pass (default: all at once).
 
     Returns:
-        Per-turn sum, mean and token count.
+        Per-turn sum, mean and token count, each ``(turns.num_turns,)``, in turn-index
+        order whichever encoding made ``turns``.
 
     """
     device = next(model.parameters()).device
     size = micro_batch_size or len(turns)
-    sums, counts = [], []
+    total = torch.zeros(turns.num_turns, device=device)
+    count = torch.zeros(turns.num_turns, device=device)
     for start in range(0, len(turns), size):
         part = turns.select(slice(start, start + size)).to(device)
         token_logps, mask = token_logprobs(model, part)
-        sums.append((token_logps * mask).sum(dim=1))
-        counts.append(mask.sum(dim=1))
-    total, count = torch.cat(sums), torch.cat(counts)
+        index = part.turn_index[:, 1:]
+        counted = index >= 0
+        total = total.index_add(0, index[counted], token_logps[counted])
+        count = count.index_add(0, index[counted], mask[counted])
     return TurnLogProbs(sum=total, mean=total / count.clamp(min=1), num_tokens=count)

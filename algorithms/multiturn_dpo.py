@@ -9,11 +9,20 @@ from typing import Any
 import torch
 
 from algorithms.base import Algorithm
+from algorithms.batches import (
+    Dialogue,
+    DialogueBatch,
+    DialoguePair,
+    collate_dialogue_pairs,
+    from_json,
+    to_json,
+)
 from algorithms.config import TrainingConfig
+from algorithms.distributed import map_sharded
 from algorithms.logprobs import turn_logprobs
 from algorithms.losses import dpo_loss, trajectory_scores
-from algorithms.pairs import trajectory_pairs
-from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer
+from algorithms.pairs import TrajectoryPair, trajectory_pairs
+from sweetrl_gym.trajectory import TrajectoryBuffer
 
 __all__ = ["MultiTurnDPO", "MultiTurnDPOConfig"]
 
@@ -23,7 +32,8 @@ class MultiTurnDPOConfig(TrainingConfig):
     """Settings of :class:`MultiTurnDPO` (and every :class:`TrainingConfig` setting).
 
     Attributes:
-        batch_size: Trajectory pairs per forward pass (each brings all its turns).
+        batch_size: Trajectory pairs per forward pass (each is two sequences, one per
+            dialogue).
         beta: DPO inverse temperature (the paper's DPO setting: 0.1).
         nll_coef: Weight of an NLL term on the chosen trajectory's actions (0: plain DPO).
         pair_success_only: Pair only tasks with a success, as SWEET-RL's critic data.
@@ -49,7 +59,8 @@ class MultiTurnDPO(Algorithm):
     Pairs come from the same task (its best trajectory vs each strictly worse one). A
     trajectory's log-probability is the sum of its agent turns' action log-probs, each
     turn formatted with the policy's chat template, so every turn is trained — not only
-    the last — and the DPO loss compares whole dialogues.
+    the last — and the DPO loss compares whole dialogues. Each dialogue is one sequence
+    (per-turn action masks), and ``batch_size`` pairs go through the model at a time.
 
     Example:
         >>> dpo = MultiTurnDPO(agent, MultiTurnDPOConfig(beta=0.1))
@@ -72,46 +83,50 @@ class MultiTurnDPO(Algorithm):
                 f"no trajectory pairs in {len(buffer)} trajectories: each task needs a better "
                 f"and a strictly worse episode; collect several samples per task"
             )
-        items = self.trainer.cached(
-            "trajectory_pairs",
-            lambda: [
-                {"chosen": self._side(p.chosen), "rejected": self._side(p.rejected)} for p in pairs
-            ],
+        items = from_json(
+            DialoguePair, self.trainer.cached("trajectory_pairs", lambda: self._items(pairs))
         )
-        metrics = self._run_stage(self._policy_stage("policy", items, self._loss))
+        stage = self._policy_stage(
+            "policy", items, self._loss, collate_dialogue_pairs(self.encode_dialogues)
+        )
+        metrics = self._run_stage(stage)
         return {**metrics, "train/num_pairs": float(len(pairs))}
 
-    def _side(self, trajectory: Trajectory) -> dict[str, Any]:
-        """Return a trajectory's policy prompts, actions and frozen summed log-prob."""
-        prompts = self.policy_prompts(trajectory.turns)
-        actions = [turn.action for turn in trajectory.turns]
-        with torch.no_grad():
-            logps = turn_logprobs(
-                self.policy.model,
-                self.encode(prompts, actions),
-                micro_batch_size=self.config.batch_size,
-            )
-        return {"prompts": prompts, "actions": actions, "reference": float(logps.sum.sum())}
+    def _items(self, pairs: Sequence[TrajectoryPair]) -> list[dict[str, Any]]:
+        """Each pair's dialogues with the frozen policy's per-turn summed log-probs."""
+        dialogues = [
+            Dialogue(self.policy_prompts(t.turns), [turn.action for turn in t.turns])
+            for pair in pairs
+            for t in (pair.chosen, pair.rejected)
+        ]
 
-    def _loss(
-        self, model: Any, batch: Sequence[dict[str, Any]]
-    ) -> tuple[torch.Tensor, dict[str, float]]:
-        prompts, actions, index = [], [], []
-        for position, item in enumerate(batch):
-            for offset, side in enumerate(("chosen", "rejected")):
-                prompts += item[side]["prompts"]
-                actions += item[side]["actions"]
-                index += [2 * position + offset] * len(item[side]["prompts"])
-        logps = turn_logprobs(model, self.encode(prompts, actions))
-        index_tensor = torch.tensor(index, device=logps.sum.device)
-        totals = trajectory_scores(logps.sum, index_tensor, 2 * len(batch))
-        tokens = trajectory_scores(logps.num_tokens, index_tensor, 2 * len(batch))
-        device = totals.device
+        def reference(chunk: list[Dialogue]) -> list[list[float]]:
+            encoded = self.encode_dialogues([(d.prompts, d.actions) for d in chunk])
+            with self.policy_reference(), self.trainer.autocast(), torch.no_grad():
+                sums = turn_logprobs(self.policy.model, encoded).sum.float().tolist()
+            out, start = [], 0
+            for d in chunk:
+                out.append(sums[start : start + len(d.actions)])
+                start += len(d.actions)
+            return out
+
+        values = map_sharded(dialogues, reference, batch_size=self.config.batch_size)
+        scored = [Dialogue(d.prompts, d.actions, v) for d, v in zip(dialogues, values)]
+        return to_json([DialoguePair(scored[i], scored[i + 1]) for i in range(0, len(scored), 2)])
+
+    def _loss(self, model: Any, batch: DialogueBatch) -> tuple[torch.Tensor, dict[str, float]]:
+        logps = turn_logprobs(model, batch.turns)
+        index = batch.dialogue_index.to(logps.sum.device)
+        totals = trajectory_scores(logps.sum, index, batch.num_dialogues)
+        tokens = trajectory_scores(logps.num_tokens.to(totals.dtype), index, batch.num_dialogues)
+        reference = trajectory_scores(
+            batch.reference.to(totals.device, totals.dtype), index, batch.num_dialogues
+        )
         out = dpo_loss(
             totals[0::2],
             totals[1::2],
-            torch.tensor([item["chosen"]["reference"] for item in batch], device=device),
-            torch.tensor([item["rejected"]["reference"] for item in batch], device=device),
+            reference[0::2],
+            reference[1::2],
             beta=self.config.beta,
             chosen_nll=-totals[0::2] / tokens[0::2].clamp(min=1),
             nll_coef=self.config.nll_coef,

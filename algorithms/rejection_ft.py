@@ -6,10 +6,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from algorithms.base import Algorithm
+from algorithms.batches import Dialogue, DialogueBatch, collate_dialogues
 from algorithms.config import TrainingConfig
 from algorithms.logprobs import token_logprobs
 from algorithms.losses import sft_loss
-from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn
+from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer
 
 __all__ = ["RejectionFT", "RejectionFTConfig", "select_trajectories"]
 
@@ -70,7 +71,8 @@ class RejectionFT(Algorithm):
     Keeps the successful (or best-of-k) trajectories and trains the policy to imitate
     every one of their agent turns: negative log-likelihood of the action tokens given
     the turn's context, formatted with the policy's own chat template
-    (:func:`algorithms.losses.sft_loss`).
+    (:func:`algorithms.losses.sft_loss`). A batch is ``batch_size`` trajectories, each one
+    sequence with every agent turn's tokens in the loss.
 
     Example:
         >>> rft = RejectionFT(agent, RejectionFTConfig(learning_rate=1e-5))
@@ -86,22 +88,25 @@ class RejectionFT(Algorithm):
         kept = select_trajectories(
             buffer, select=self.config.select, min_reward=self.config.min_reward
         )
-        turns = [turn for _, turn in kept.turns()]
-        if not turns:
+        if not len(kept):
             raise ValueError(
                 f"no trajectory of the {len(buffer)} passes select={self.config.select!r}; "
                 f"collect more (or use select='best_of_k')"
             )
-        stage = self._policy_stage("policy", turns, self._loss)
+        items = [
+            Dialogue(self.policy_prompts(t.turns), [turn.action for turn in t.turns]) for t in kept
+        ]
+        stage = self._policy_stage(
+            "policy", items, self._loss, collate_dialogues(self.encode_dialogues)
+        )
         metrics = self._run_stage(stage)
         return {
             **metrics,
             "train/num_trajectories": float(len(kept)),
-            "train/num_turns": float(len(turns)),
+            "train/num_turns": float(sum(len(t.turns) for t in kept)),
         }
 
-    def _loss(self, model: Any, batch: list[Turn]) -> tuple[Any, dict[str, float]]:
-        encoded = self.encode(self.policy_prompts(batch), [turn.action for turn in batch])
+    def _loss(self, model: Any, batch: DialogueBatch) -> tuple[Any, dict[str, float]]:
         device = next(model.parameters()).device
-        token_logps, mask = token_logprobs(model, encoded.to(device))
+        token_logps, mask = token_logprobs(model, batch.turns.to(device))
         return sft_loss(token_logps, mask), {"action_tokens": float(mask.sum())}

@@ -80,7 +80,8 @@ class RunDirectory:
         }
         if self.root is None:
             return
-        recorded = self._read()
+        # Every process takes the main process's reading: it writes the file just below.
+        recorded = _from_main_process(self._read() if self.is_main else None)
         if recorded is not None and not resume:
             raise FileExistsError(
                 f"{self.root} already holds a run of {recorded.get('algorithm')!r}; pass "
@@ -179,20 +180,36 @@ class RunDirectory:
     def cached(self, name: str, compute: Callable[[], Any], wait: Callable[[], None]) -> Any:
         """Return the JSON result ``name``, computing and storing it the first time.
 
-        The main process computes and writes; the others wait for it and read (so
-        sampling is done once and every process sees the same data). Without a root,
-        every process computes.
+        Every process runs ``compute`` (which splits its work across them and gathers
+        it, so each gets the whole result); the main process writes it. Whether the
+        file exists is the main process's answer, so all processes take the same path.
+        Without a root, every process computes and nothing is written.
 
         Args:
             name: File stem under ``stages/``.
-            compute: Builds the JSON-serialisable result.
+            compute: Builds the JSON-serialisable result (collective under many processes).
             wait: A barrier across processes (``accelerator.wait_for_everyone``).
 
         """
         if self.root is None:
             return compute()
         path = self.root / "stages" / f"{name}.json"
-        if not path.exists() and self.is_main:
-            _write_json(path, compute())
-        wait()
+        exists = _from_main_process(path.exists())
+        if not exists:
+            result = json.loads(json.dumps(compute()))  # the same values as a re-read
+            if self.is_main:
+                _write_json(path, result)
+            wait()
+            return result
         return json.loads(path.read_text())
+
+
+def _from_main_process(value: Any) -> Any:
+    """Return the main process's ``value`` on every process (collective when distributed)."""
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+        return value
+    box = [value]
+    dist.broadcast_object_list(box, src=0)
+    return box[0]

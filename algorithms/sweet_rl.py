@@ -1,30 +1,38 @@
-"""SWEET-RL (Zhou et al. 2025, arXiv 2503.15478): an asymmetric critic ranks turns.
+"""SWEET-RL (Zhou et al. 2025, arXiv 2503.15478): an asymmetric critic gives turn-level credit.
 
-The steps, each a public method usable on its own:
+Read top to bottom, this file is the algorithm in the paper's order. Each step is a
+public method usable on its own; :meth:`SweetRL.fit` runs them in sequence.
 
-1. :meth:`SweetRL.trajectory_pairs`: per task, the best trajectory vs each strictly
-   worse one (tasks with a success only, by default).
-2. :meth:`SweetRL.fit_critic`: a causal LM that also reads the training-time
-   information (the reference solution) scores each turn by
-   ``beta x (mean log-prob under the critic - mean log-prob under its frozen start)``;
-   a Bradley–Terry loss makes the chosen trajectory's summed turn advantages beat the
-   rejected one's. :meth:`SweetRL.critic_accuracy` measures it on held-out pairs.
-3. :meth:`SweetRL.candidate_pairs`: for a fraction of the buffer's turns, sample ``n``
-   actions from the policy, score them with the critic, and pair a top-half action
-   with a bottom-half one (4 pairs per turn).
-4. :meth:`SweetRL.fit_policy`: DPO on those turn-level pairs plus an NLL term on the
-   chosen action.
+1. **Trajectory pairs** (:meth:`SweetRL.trajectory_pairs`): per task, the best episode
+   vs each strictly worse one (tasks with a success only, by default).
+2. **The critic** (:meth:`SweetRL.fit_critic`): a causal LM that also reads the
+   training-time information (the reference solution) scores a turn by its advantage
+   ``beta x (mean log-prob of the action under the critic - under the critic's frozen
+   start)``; a Bradley–Terry loss makes the chosen episode's summed turn advantages beat
+   the rejected one's. :meth:`SweetRL.critic_accuracy` measures it on held-out pairs.
+3. **Candidates** (:meth:`SweetRL.candidate_pairs`): for a share of the buffer's turns,
+   sample ``n`` actions from the policy and score each with the critic
+   (:meth:`SweetRL.score_actions`).
+4. **Turn pairs** (same method): one top-half candidate vs one bottom-half candidate,
+   4 pairs per turn.
+5. **The policy** (:meth:`SweetRL.fit_policy`): DPO on the turn pairs plus an NLL term on
+   the chosen action.
 
 Ablations of the paper are settings: ``critic_uses_reference=False`` (no training-time
 information), ``critic_head="value"`` (a scalar value head instead of the log-ratio),
 ``length_normalize=False`` (summed instead of mean log-probs) and
 ``critic_score="last_turn"`` (the official code's last-turn variant).
+
+Many processes: the reference, scoring, sampling and accuracy passes are split across
+ranks (:func:`algorithms.distributed.map_sharded`); the critic's frozen start is kept
+(a copy, or with LoRA the base with adapters disabled), so scores stay right after the
+policy has been trained or the algorithm reloaded.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,9 +42,29 @@ import torch
 from tqdm.auto import tqdm
 
 from algorithms.base import Algorithm
+from algorithms.batches import (
+    Dialogue,
+    DialogueBatch,
+    DialoguePair,
+    TurnPairBatch,
+    TurnPairItem,
+    collate_dialogue_pairs,
+    collate_turn_pairs,
+    from_json,
+    to_json,
+)
 from algorithms.config import TrainingConfig
 from algorithms.critic_inputs import REFERENCE_HINT, critic_prompt
+from algorithms.distributed import full_state_dict, map_sharded
 from algorithms.logprobs import turn_logprobs
+from algorithms.lora import (
+    POLICY_ADAPTER,
+    adapter_active,
+    add_adapter,
+    is_peft_model,
+    load_adapter_weights,
+    save_adapter,
+)
 from algorithms.losses import (
     bradley_terry_loss,
     dpo_loss,
@@ -51,6 +79,8 @@ from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn
 
 __all__ = ["SweetRL", "SweetRLConfig"]
 
+_CRITIC_ADAPTER = "critic"
+
 
 @dataclass(frozen=True)
 class SweetRLConfig(TrainingConfig):
@@ -64,8 +94,8 @@ class SweetRLConfig(TrainingConfig):
         critic_learning_rate: The critic's step size (paper: 2e-7).
         critic_epochs: Passes over the trajectory pairs (paper: 4).
         critic_beta: Scale of the turn advantage (paper: 0.1).
-        critic_batch_size: Trajectory pairs per critic forward pass (each pair brings
-            all of its turns, up to 20).
+        critic_batch_size: Trajectory pairs per critic forward pass (each pair is two
+            sequences, one per dialogue).
         critic_uses_reference: Give the critic the training-time information (the
             paper's asymmetry); ``False`` is the ablation without it.
         critic_head: ``"log_ratio"`` (the paper's parameterisation) or ``"value"`` (the
@@ -76,8 +106,9 @@ class SweetRLConfig(TrainingConfig):
             or ``"last_turn"`` (the official code's variant).
         hint_template: How the training-time information is put in words; fields
             name keys of ``Trajectory.reference`` (paper: the ground-truth answer).
-        critic_model: Local path of a causal LM to start the critic from (it must use
-            the policy's tokenizer); ``None``: a copy of the policy (paper).
+        critic_model: A hub id or local folder of a causal LM to start the critic from
+            (it must use the policy's tokenizer); ``None``: the policy's model (paper;
+            with LoRA, a second adapter on it).
         pair_success_only: Build trajectory pairs only from tasks with a success (paper).
         min_reward_gap: A rejected trajectory must score lower by more than this.
         held_out_fraction: Share of tasks whose pairs are held out to measure the
@@ -126,6 +157,8 @@ class SweetRLConfig(TrainingConfig):
             raise ValueError(
                 f"num_candidates must be at least 2 (pairs need two), got {self.num_candidates}"
             )
+        if self.lora_rank and self.critic_head == "value":
+            raise ValueError("critic_head='value' needs full fine-tuning (lora_rank=0)")
 
 
 class SweetRL(Algorithm):
@@ -137,8 +170,9 @@ class SweetRL(Algorithm):
         >>> agents.evaluate(algo.policy, "ColBench-Backend-v0", num_tasks=100)
 
     Attributes:
-        critic: The trained critic (a causal LM, or a :class:`ValueHeadModel` for the
-            value-head ablation); ``None`` before :meth:`fit_critic`.
+        critic: The trained critic (a causal LM; a :class:`ValueHeadModel` for the
+            value-head ablation; with LoRA, the policy's model, whose ``"critic"``
+            adapter is the critic); ``None`` before :meth:`fit_critic`.
 
     """
 
@@ -149,11 +183,12 @@ class SweetRL(Algorithm):
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.critic: Any = None
-        self._critic_reference: Any = None
-
-    # -- the whole algorithm -------------------------------------------------------------
+        # The critic's frozen start: a model, or None while it is the policy's untrained
+        # model (with LoRA: always, as the base with adapters disabled).
+        self._critic_start: Any = None
 
     def _fit(self, buffer: TrajectoryBuffer) -> dict[str, float]:
+        # Step 1.
         pairs = self.trajectory_pairs(buffer)
         if not pairs:
             raise ValueError(
@@ -173,6 +208,7 @@ class SweetRL(Algorithm):
             "critic/num_pairs": float(len(train)),
             "critic/num_heldout_pairs": float(len(held_out)),
         }
+        # Step 2.
         metrics.update(self.fit_critic(train))
         if self.trainer.stopped:
             return metrics
@@ -180,6 +216,7 @@ class SweetRL(Algorithm):
         if held_out:
             metrics["critic/heldout_pair_accuracy"] = self.critic_accuracy(held_out)
         self.log_metrics({k: v for k, v in metrics.items() if "accuracy" in k})
+        # Steps 3 and 4.
         pairs_for_policy = self.candidate_pairs(buffer)
         metrics["train/num_pairs"] = float(len(pairs_for_policy))
         if not pairs_for_policy:
@@ -187,10 +224,11 @@ class SweetRL(Algorithm):
                 "the critic produced no turn-level pairs (every turn's candidates tied); "
                 "raise num_candidates or candidate_temperature"
             )
+        # Step 5.
         metrics.update(self.fit_policy(pairs_for_policy))
         return metrics
 
-    # -- step 1: trajectory pairs ------------------------------------------------------------
+    # -- step 1: trajectory pairs --------------------------------------------------------
 
     def trajectory_pairs(
         self, buffer: TrajectoryBuffer | Sequence[Trajectory]
@@ -202,106 +240,128 @@ class SweetRL(Algorithm):
             min_reward_gap=self.config.min_reward_gap,
         )
 
-    # -- step 2: the critic ---------------------------------------------------------------
+    # -- step 2: the critic ----------------------------------------------------------------
 
     def _ensure_critic(self) -> None:
-        """Build the critic (and its frozen start, for the log-ratio) the first time."""
+        """Build the critic (and keep its frozen start) the first time."""
         if self.critic is not None:
             return
-        if self.config.critic_model is None:
+        config = self.config
+        if config.critic_model is None and config.lora_rank:
+            self.policy.model = add_adapter(self.policy.model, _CRITIC_ADAPTER, config)
+            self.critic = self.policy.model  # start = the base, adapters disabled
+            return
+        if config.critic_model is None:
             lm = clone_model(self.policy.model)
-            reference = self.policy.model  # same start; frozen until the policy stage
+            self._critic_start = None  # the policy's model, until the policy trains
         else:
             from transformers import AutoModelForCausalLM
 
-            lm = AutoModelForCausalLM.from_pretrained(self.config.critic_model)
-            reference = clone_model(lm)
-            lm.to(self.policy.model.device)
-            reference.to(self.policy.model.device)
-        self.critic = ValueHeadModel(lm, 1) if self.config.critic_head == "value" else lm
-        self._critic_reference = reference
+            lm = AutoModelForCausalLM.from_pretrained(config.critic_model)
+            lm.to(next(self.policy.model.parameters()).device)
+            self._critic_start = clone_model(lm)
+            self._critic_start.requires_grad_(False)
+        self.critic = ValueHeadModel(lm, 1) if config.critic_head == "value" else lm
+
+    def _as_critic(self) -> AbstractContextManager[Any]:
+        """Activate the critic's adapter (LoRA) for the block."""
+        if is_peft_model(self.critic):
+            return adapter_active(self.critic, _CRITIC_ADAPTER)
+        return nullcontext()
+
+    def _critic_start_model(self) -> tuple[Any, Callable[[], AbstractContextManager[Any]]]:
+        """Return the critic's frozen start and a maker of the context to run it in."""
+        if is_peft_model(self.critic):
+            critic = self.critic
+            return critic, lambda: adapter_active(critic, None)
+        if self._critic_start is None:
+            return self.policy.model, self.policy_reference
+        return self._critic_start, nullcontext
 
     def _hint(self) -> str | None:
         return self.config.hint_template if self.config.critic_uses_reference else None
 
-    def _trajectory_inputs(self, trajectory: Trajectory) -> dict[str, list[Any]]:
+    def _critic_dialogue(self, trajectory: Trajectory) -> Dialogue:
+        """Return a trajectory's turns as the critic reads them (with the training hint)."""
         where = f"trajectory of task {trajectory.task_id!r}"
-        return {
-            "prompts": [
-                critic_prompt(self.policy, turn, trajectory.reference, self._hint(), where=where)
-                for turn in trajectory.turns
-            ],
-            "actions": [turn.action for turn in trajectory.turns],
-        }
+        hint = self._hint()
+        prompts = [
+            critic_prompt(self.policy, turn, trajectory.reference, hint, where=where)
+            for turn in trajectory.turns
+        ]
+        return Dialogue(prompts, [turn.action for turn in trajectory.turns])
 
-    def _reference_values(self, prompts: Sequence[str], actions: Sequence[str]) -> list[float]:
-        """Per-turn log-probs under the critic's frozen start (mean or sum, per the config)."""
+    def _per_turn(self, logps: Any) -> torch.Tensor:
+        return logps.mean if self.config.length_normalize else logps.sum
+
+    def _start_values(self, dialogues: Sequence[Dialogue]) -> list[list[float]]:
+        """Each turn's log-prob under the critic's frozen start, split across processes."""
         if self.config.critic_head == "value":
-            return [0.0] * len(prompts)
-        with torch.no_grad():
-            logps = turn_logprobs(
-                self._critic_reference,
-                self.encode(prompts, actions),
-                micro_batch_size=self.config.batch_size,
-            )
-        values = logps.mean if self.config.length_normalize else logps.sum
-        return values.tolist()
+            return [[0.0] * len(d.actions) for d in dialogues]
+        model, context = self._critic_start_model()
 
-    def _turn_values(
-        self, model: Any, prompts: Sequence[str], actions: Sequence[str], reference: Sequence[float]
-    ) -> torch.Tensor:
-        """Per-turn critic scores: the turn advantage (log-ratio) or the value head's output."""
-        encoded = self.encode(prompts, actions)
-        device = next(model.parameters()).device
-        if self.config.critic_head == "value":
-            encoded = encoded.to(device)
-            return model(encoded.input_ids, encoded.attention_mask)[:, 0]
-        logps = turn_logprobs(model, encoded)
-        values = logps.mean if self.config.length_normalize else logps.sum
-        return turn_advantage(
-            values, torch.tensor(reference, device=device), beta=self.config.critic_beta
-        )
+        def compute(chunk: list[Dialogue]) -> list[list[float]]:
+            encoded = self.encode_dialogues([(d.prompts, d.actions) for d in chunk])
+            with context(), self.trainer.autocast(), torch.no_grad():
+                values = self._per_turn(turn_logprobs(model, encoded)).float().tolist()
+            out, start = [], 0
+            for d in chunk:
+                out.append(values[start : start + len(d.actions)])
+                start += len(d.actions)
+            return out
 
-    def _pair_items(self, pairs: Sequence[TrajectoryPair], name: str) -> list[dict[str, Any]]:
-        """Critic inputs and frozen reference values of each pair's two trajectories (cached)."""
+        return map_sharded(dialogues, compute, batch_size=self.config.batch_size)
+
+    def _critic_items(self, pairs: Sequence[TrajectoryPair], name: str) -> list[DialoguePair]:
+        """Critic inputs of each pair with the frozen start's values (computed once, cached)."""
 
         def compute() -> list[dict[str, Any]]:
-            items = []
-            for pair in pairs:
-                item = {}
-                for side, trajectory in (("chosen", pair.chosen), ("rejected", pair.rejected)):
-                    inputs = self._trajectory_inputs(trajectory)
-                    inputs["reference"] = self._reference_values(
-                        inputs["prompts"], inputs["actions"]
-                    )
-                    item[side] = inputs
-                items.append(item)
-            return items
+            dialogues = [
+                self._critic_dialogue(t) for pair in pairs for t in (pair.chosen, pair.rejected)
+            ]
+            values = self._start_values(dialogues)
+            scored = [Dialogue(d.prompts, d.actions, v) for d, v in zip(dialogues, values)]
+            return to_json(
+                [DialoguePair(scored[i], scored[i + 1]) for i in range(0, len(scored), 2)]
+            )
 
-        return self.trainer.cached(name, compute)
+        return from_json(DialoguePair, self.trainer.cached(name, compute))
 
-    def _pair_scores(
-        self, model: Any, batch: Sequence[dict[str, Any]]
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Trajectory scores of each pair's chosen and rejected side (gradients flow)."""
-        prompts, actions, reference, index = [], [], [], []
-        for position, item in enumerate(batch):
-            for offset, side in enumerate(("chosen", "rejected")):
-                inputs = item[side]
-                prompts += inputs["prompts"]
-                actions += inputs["actions"]
-                reference += inputs["reference"]
-                index += [2 * position + offset] * len(inputs["prompts"])
-        values = self._turn_values(model, prompts, actions, reference)
-        index_tensor = torch.tensor(index, device=values.device)
+    def _turn_values(self, model: Any, batch: DialogueBatch) -> torch.Tensor:
+        """Per-turn critic values: the turn advantage (log-ratio) or the value head's output."""
+        device = next(model.parameters()).device
+        if self.config.critic_head == "value":
+            texts = batch.turns
+            encoded = texts.to(device)
+            return model(encoded.input_ids, encoded.attention_mask)[:, 0]
+        values = self._per_turn(turn_logprobs(model, batch.turns))
+        return turn_advantage(
+            values, batch.reference.to(values.device), beta=self.config.critic_beta
+        )
+
+    def _collate_critic(self) -> Any:
+        if self.config.critic_head == "value":
+            # The value head reads each turn's last token: one row per turn.
+            def encode(dialogues: Sequence[tuple[Sequence[str], Sequence[str]]]) -> Any:
+                prompts = [p for ps, _ in dialogues for p in ps]
+                actions = [a for _, acts in dialogues for a in acts]
+                return self.encode(prompts, actions)
+
+            return collate_dialogue_pairs(encode)
+        return collate_dialogue_pairs(self.encode_dialogues)
+
+    def _pair_scores(self, model: Any, batch: DialogueBatch) -> tuple[torch.Tensor, torch.Tensor]:
+        """Scores of each pair's chosen (even dialogues) and rejected (odd) side."""
+        values = self._turn_values(model, batch)
+        index = batch.dialogue_index.to(values.device)
         aggregate = (
             last_turn_scores if self.config.critic_score == "last_turn" else trajectory_scores
         )
-        scores = aggregate(values, index_tensor, 2 * len(batch))
+        scores = aggregate(values, index, batch.num_dialogues)
         return scores[0::2], scores[1::2]
 
     def _critic_loss(
-        self, model: Any, batch: list[dict[str, Any]]
+        self, model: Any, batch: DialogueBatch
     ) -> tuple[torch.Tensor, dict[str, float]]:
         chosen, rejected = self._pair_scores(model, batch)
         return bradley_terry_loss(chosen, rejected), {
@@ -323,21 +383,23 @@ class SweetRL(Algorithm):
             raise ValueError("fit_critic needs at least one trajectory pair")
         with self._session(_pairs_fingerprint(pairs)):
             self._ensure_critic()
-            items = self._pair_items(pairs, "critic_pairs")
+            items = self._critic_items(pairs, "critic_pairs")
             critic = self.critic
-            stage = Stage(
-                name="critic",
-                namespace="critic",
-                model=critic,
-                items=items,
-                loss=self._critic_loss,
-                learning_rate=self.config.critic_learning_rate,
-                num_epochs=self.config.critic_epochs,
-                batch_size=self.config.critic_batch_size,
-                save=_save_critic,
-                load=lambda directory: _load_critic(critic, directory),
-            )
-            return self._run_stage(stage)
+            with self._as_critic():
+                stage = Stage(
+                    name="critic",
+                    namespace="critic",
+                    model=critic,
+                    items=items,
+                    loss=self._critic_loss,
+                    learning_rate=self.config.critic_learning_rate,
+                    num_epochs=self.config.critic_epochs,
+                    batch_size=self.config.critic_batch_size,
+                    collate=self._collate_critic(),
+                    save=_save_critic,
+                    load=lambda directory: _load_critic(critic, directory),
+                )
+                return self._run_stage(stage)
 
     def critic_accuracy(self, pairs: Sequence[TrajectoryPair]) -> float:
         """Fraction of pairs whose chosen trajectory the critic scores higher (ties: half).
@@ -350,22 +412,23 @@ class SweetRL(Algorithm):
             raise RuntimeError("no critic yet: call fit_critic (or fit) first")
         if not pairs:
             raise ValueError("critic_accuracy needs at least one pair")
-        with torch.no_grad():
-            items = [
-                {
-                    side: {
-                        **inputs,
-                        "reference": self._reference_values(inputs["prompts"], inputs["actions"]),
-                    }
-                    for side, inputs in (
-                        ("chosen", self._trajectory_inputs(pair.chosen)),
-                        ("rejected", self._trajectory_inputs(pair.rejected)),
-                    )
-                }
-                for pair in pairs
+        with self._session(_pairs_fingerprint(pairs)):
+            dialogues = [
+                self._critic_dialogue(t) for pair in pairs for t in (pair.chosen, pair.rejected)
             ]
-            chosen, rejected = self._pair_scores(self.critic, items)
-        return float(((chosen > rejected).float() + 0.5 * (chosen == rejected).float()).mean())
+            values = self._start_values(dialogues)
+            scored = [Dialogue(d.prompts, d.actions, v) for d, v in zip(dialogues, values)]
+            items = [DialoguePair(scored[i], scored[i + 1]) for i in range(0, len(scored), 2)]
+            collate = self._collate_critic()
+
+            def compute(chunk: list[DialoguePair]) -> list[float]:
+                with self._as_critic(), self.trainer.autocast(), torch.no_grad():
+                    chosen, rejected = self._pair_scores(self.critic, collate(chunk))
+                wins = (chosen > rejected).float() + 0.5 * (chosen == rejected).float()
+                return wins.tolist()
+
+            wins = map_sharded(items, compute, batch_size=self.config.critic_batch_size)
+        return float(sum(wins) / len(wins))
 
     def score_actions(
         self, messages: Sequence[dict[str, str]], reference: dict[str, Any], actions: Sequence[str]
@@ -373,7 +436,8 @@ class SweetRL(Algorithm):
         """Score candidate actions for one turn with the critic (higher: more promising).
 
         For the log-ratio critic the score is the turn advantage ``critic_beta x
-        (critic - frozen start)`` of each action, mean (or summed) token log-probs.
+        (critic - frozen start)`` of each action, mean (or summed) token log-probs. Not
+        collective: under many processes, each process scores its own turns.
 
         Args:
             messages: The turn's context (the chat before the action).
@@ -386,115 +450,152 @@ class SweetRL(Algorithm):
         """
         if self.critic is None:
             raise RuntimeError("no critic yet: call fit_critic (or fit) first")
-        turn = Turn(messages=[dict(m) for m in messages], action="")
-        prompt = critic_prompt(self.policy, turn, reference, self._hint())
-        prompts = [prompt] * len(actions)
-        with torch.no_grad():
-            reference_values = self._reference_values(prompts, actions)
-            scores = []
-            size = self.config.batch_size
-            for start in range(0, len(actions), size):
-                part = slice(start, start + size)
-                scores += self._turn_values(
-                    self.critic, prompts[part], actions[part], reference_values[part]
-                ).tolist()
-        return scores
+        return self._score_turns([(messages, reference, list(actions))])[0]
 
-    # -- steps 3 and 4: turn-level pairs ------------------------------------------------------
+    def _score_turns(
+        self, turns: Sequence[tuple[Sequence[dict[str, str]], dict[str, Any], list[str]]]
+    ) -> list[list[float]]:
+        """Critic scores of each turn's actions, in micro-batches of ``batch_size`` rows."""
+        prompts, actions = [], []
+        for messages, reference, candidates in turns:
+            turn = Turn(messages=[dict(m) for m in messages], action="")
+            prompt = critic_prompt(self.policy, turn, reference, self._hint())
+            prompts += [prompt] * len(candidates)
+            actions += candidates
+        start_model, start_context = self._critic_start_model()
+        size = self.config.batch_size
+        flat: list[float] = []
+        for begin in range(0, len(actions), size):
+            encoded = self.encode(prompts[begin : begin + size], actions[begin : begin + size])
+            rows = len(encoded)
+            with torch.no_grad(), self._autocast():
+                if self.config.critic_head == "value":
+                    reference = torch.zeros(rows)
+                else:
+                    with start_context():
+                        reference = self._per_turn(turn_logprobs(start_model, encoded)).float()
+                batch = DialogueBatch(encoded, torch.arange(rows), reference.cpu(), rows)
+                with self._as_critic():
+                    flat += self._turn_values(self.critic, batch).float().tolist()
+        out, begin = [], 0
+        for _, _, candidates in turns:
+            out.append(flat[begin : begin + len(candidates)])
+            begin += len(candidates)
+        return out
+
+    def _autocast(self) -> AbstractContextManager[Any]:
+        return self._fit_trainer.autocast() if self._fit_trainer is not None else nullcontext()
+
+    # -- steps 3 and 4: candidates and turn pairs ---------------------------------------------
 
     def candidate_pairs(self, buffer: TrajectoryBuffer | Sequence[Trajectory]) -> list[TurnPair]:
-        """Sample candidates for a share of turns, rank them with the critic, pair them (steps 3-4).
+        """Sample candidates for a share of turns, rank them with the critic, pair them (3-4).
+
+        Candidates that hit ``max_new_tokens`` are kept (the policy samples them too);
+        the sampling and scoring of the turns are split across processes.
 
         Returns:
             Turn-level pairs (cached in the run directory, so a resumed run does not
             sample again).
 
         """
+        if self.critic is None:
+            raise RuntimeError("no critic yet: call fit_critic (or fit) first")
         turns = [(t, turn) for t in buffer for turn in t.turns]
         with self._session([t.to_dict() for t in buffer]):
             data = self.trainer.cached("candidate_pairs", lambda: self._candidate_pairs(turns))
-        return [
-            TurnPair(
-                messages=tuple(p["messages"]), **{k: v for k, v in p.items() if k != "messages"}
-            )
-            for p in data
-        ]
+        return [TurnPair(messages=tuple(p.pop("messages")), **p) for p in data]
 
-    def _candidate_pairs(self, turns: list[tuple[Trajectory, Any]]) -> list[dict[str, Any]]:
-        if self.critic is None:
-            raise RuntimeError("no critic yet: call fit_critic (or fit) first")
+    def _candidate_pairs(self, turns: list[tuple[Trajectory, Turn]]) -> list[dict[str, Any]]:
         rng = np.random.default_rng([self.config.seed, 3])
         count = min(len(turns), max(1, round(self.config.candidate_fraction * len(turns))))
-        chosen = sorted(rng.choice(len(turns), size=count, replace=False).tolist())
-        selected = [turns[i] for i in chosen]
-        prompts = self.policy_prompts([turn for _, turn in selected])
-        candidates = self.policy.generate(
-            prompts,
-            n=self.config.num_candidates,
-            temperature=self.config.candidate_temperature,
-            max_new_tokens=self.config.candidate_max_new_tokens,
+        selected = [turns[i] for i in sorted(rng.choice(len(turns), size=count, replace=False))]
+        bar = tqdm(
+            total=len(selected),
+            desc="candidates",
+            disable=not (self.config.progress and self.trainer.accelerator.is_main_process),
         )
-        pairs = []
-        for (trajectory, turn), actions in tqdm(
-            list(zip(selected, candidates)),
-            desc="score candidates",
-            disable=not self.config.progress,
-        ):
-            scores = self.score_actions(turn.messages, trajectory.reference, actions)
-            pairs += turn_pairs(
-                turn.messages, actions, scores, num_pairs=self.config.pairs_per_turn, rng=rng
+
+        def sample_and_score(chunk: list[tuple[Trajectory, Turn]]) -> list[list[Any]]:
+            prompts = self.policy_prompts([turn for _, turn in chunk])
+            with self.policy_reference():
+                candidates = self.policy.generate(
+                    prompts,
+                    n=self.config.num_candidates,
+                    temperature=self.config.candidate_temperature,
+                    max_new_tokens=self.config.candidate_max_new_tokens,
+                )
+            scores = self._score_turns(
+                [(turn.messages, t.reference, c) for (t, turn), c in zip(chunk, candidates)]
             )
-        return [dataclasses.asdict(pair) for pair in pairs]
+            bar.update(len(chunk) * self.trainer.accelerator.num_processes)
+            return [[c, s] for c, s in zip(candidates, scores)]
+
+        ranked = map_sharded(selected, sample_and_score, batch_size=self.policy.batch_size)
+        bar.close()
+        pairs = []
+        for (_, turn), (candidates, scores) in zip(selected, ranked):
+            pairs += turn_pairs(
+                turn.messages, candidates, scores, num_pairs=self.config.pairs_per_turn, rng=rng
+            )
+        return [
+            {
+                "messages": list(p.messages),
+                "chosen": p.chosen,
+                "rejected": p.rejected,
+                "chosen_score": p.chosen_score,
+                "rejected_score": p.rejected_score,
+            }
+            for p in pairs
+        ]
 
     # -- step 5: the policy ----------------------------------------------------------------------
 
-    def _policy_items(self, pairs: Sequence[TurnPair]) -> list[dict[str, Any]]:
+    def _policy_items(self, pairs: Sequence[TurnPair]) -> list[TurnPairItem]:
         """Each pair with its prompt and the frozen policy's summed log-probs (cached)."""
 
         def compute() -> list[dict[str, Any]]:
             prompts = self.policy.format_prompts([list(p.messages) for p in pairs])
-            chosen = [p.chosen for p in pairs]
-            rejected = [p.rejected for p in pairs]
-            with torch.no_grad():
-                size = self.config.batch_size
-                ref_c = turn_logprobs(
-                    self.policy.model, self.encode(prompts, chosen), micro_batch_size=size
-                ).sum
-                ref_r = turn_logprobs(
-                    self.policy.model, self.encode(prompts, rejected), micro_batch_size=size
-                ).sum
-            return [
-                {"prompt": p, "chosen": c, "rejected": r, "ref_chosen": rc, "ref_rejected": rr}
-                for p, c, r, rc, rr in zip(
-                    prompts, chosen, rejected, ref_c.tolist(), ref_r.tolist()
-                )
-            ]
+            rows = list(zip(prompts, pairs))
 
-        return self.trainer.cached("policy_pairs", compute)
+            def reference(chunk: list[tuple[str, TurnPair]]) -> list[list[float]]:
+                encoded = self.encode(
+                    [p for p, _ in chunk] * 2,
+                    [pair.chosen for _, pair in chunk] + [pair.rejected for _, pair in chunk],
+                )
+                with self.policy_reference(), self.trainer.autocast(), torch.no_grad():
+                    sums = turn_logprobs(self.policy.model, encoded).sum.float().tolist()
+                return [[sums[i], sums[i + len(chunk)]] for i in range(len(chunk))]
+
+            values = map_sharded(rows, reference, batch_size=self.config.batch_size)
+            return to_json(
+                [
+                    TurnPairItem(prompt, pair.chosen, pair.rejected, chosen, rejected)
+                    for (prompt, pair), (chosen, rejected) in zip(rows, values)
+                ]
+            )
+
+        return from_json(TurnPairItem, self.trainer.cached("policy_pairs", compute))
 
     def _policy_loss(
-        self, model: Any, batch: list[dict[str, Any]]
+        self, model: Any, batch: TurnPairBatch
     ) -> tuple[torch.Tensor, dict[str, float]]:
-        prompts = [item["prompt"] for item in batch]
-        encoded = self.encode(
-            prompts * 2, [i["chosen"] for i in batch] + [i["rejected"] for i in batch]
-        )
-        logps = turn_logprobs(model, encoded)
-        size = len(batch)
+        logps = turn_logprobs(model, batch.turns)
+        n = batch.num_pairs
         device = logps.sum.device
         out = dpo_loss(
-            logps.sum[:size],
-            logps.sum[size:],
-            torch.tensor([i["ref_chosen"] for i in batch], device=device),
-            torch.tensor([i["ref_rejected"] for i in batch], device=device),
+            logps.sum[:n],
+            logps.sum[n:],
+            batch.reference_chosen.to(device),
+            batch.reference_rejected.to(device),
             beta=self.config.dpo_beta,
-            chosen_nll=-logps.mean[:size],
+            chosen_nll=-logps.mean[:n],
             nll_coef=self.config.nll_coef,
         )
         return out.loss, {
             "reward_accuracy": float(out.reward_accuracy),
             "reward_margin": float(out.reward_margin),
-            "chosen_nll": float(-logps.mean[:size].detach().mean()),
+            "chosen_nll": float(-logps.mean[:n].detach().mean()),
         }
 
     def fit_policy(self, pairs: Sequence[TurnPair]) -> dict[str, float]:
@@ -512,33 +613,71 @@ class SweetRL(Algorithm):
         """
         if not pairs:
             raise ValueError("fit_policy needs at least one turn pair")
-        with self._session([dataclasses.asdict(p) for p in pairs]):
+        with self._session([p.__dict__ for p in pairs]):
             items = self._policy_items(pairs)
-            return self._run_stage(self._policy_stage("policy", items, self._policy_loss))
+            self._keep_critic_start()
+            stage = self._policy_stage(
+                "policy", items, self._policy_loss, collate_turn_pairs(self.encode)
+            )
+            return self._run_stage(stage)
+
+    def _keep_critic_start(self) -> None:
+        """Copy the critic's start before the policy (which it is, until now) is trained."""
+        if (
+            self.critic is not None
+            and self._critic_start is None
+            and not is_peft_model(self.critic)
+        ):
+            self._critic_start = clone_model(self.policy.model)
+            self._critic_start.requires_grad_(False)
 
     # -- persistence ----------------------------------------------------------------------------
 
-    def _save_components(self, directory: Path) -> None:
+    def _save_components(self, directory: Path, main: bool) -> None:
         if self.critic is None:
             return
-        _save_critic(self.critic, self.critic.state_dict(), directory / "critic")
+        if is_peft_model(self.critic):
+            state = full_state_dict(self.critic)
+            if main:
+                save_adapter(self.critic, _CRITIC_ADAPTER, state, directory / "critic")
+            return
+        self._keep_critic_start()
+        state = full_state_dict(self.critic)
+        start = full_state_dict(self._critic_start)
+        if main:
+            _save_critic(self.critic, state, directory / "critic")
+            save_causal_lm(self._critic_start, start, directory / "critic_start")
 
     def _load_components(self, directory: Path) -> None:
         if not (directory / "critic").exists():
             return
+        if self.config.critic_model is None and self.config.lora_rank:
+            self._ensure_critic()
+            load_adapter_weights(self.critic, _CRITIC_ADAPTER, directory / "critic")
+            self.policy.model.set_adapter(POLICY_ADAPTER)
+            return
         self._ensure_critic()
         _load_critic(self.critic, directory / "critic")
+        if (directory / "critic_start").exists():
+            if self._critic_start is None:
+                self._critic_start = clone_model(self.policy.model)
+                self._critic_start.requires_grad_(False)
+            load_weights(self._critic_start, directory / "critic_start")
 
 
 def _save_critic(model: Any, state_dict: dict[str, Any], directory: Path) -> None:
-    if isinstance(model, ValueHeadModel):
+    if is_peft_model(model):
+        save_adapter(model, _CRITIC_ADAPTER, state_dict, directory)
+    elif isinstance(model, ValueHeadModel):
         model.save(state_dict, directory)
     else:
         save_causal_lm(model, state_dict, directory)
 
 
 def _load_critic(model: Any, directory: Path) -> None:
-    if isinstance(model, ValueHeadModel):
+    if is_peft_model(model):
+        load_adapter_weights(model, _CRITIC_ADAPTER, directory)
+    elif isinstance(model, ValueHeadModel):
         model.load(directory)
     else:
         load_weights(model, directory)

@@ -12,6 +12,7 @@ a checkpoint a resumed stage skips exactly the batches it had already trained on
 from __future__ import annotations
 
 import math
+import warnings
 import zlib
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -30,10 +31,18 @@ from algorithms.run_directory import RunDirectory
 if TYPE_CHECKING:
     from algorithms.callbacks import Callback
 
-__all__ = ["LossFn", "Stage", "Trainer", "make_accelerator"]
+__all__ = [
+    "LossFn",
+    "Stage",
+    "Trainer",
+    "fill_deepspeed_batch_size",
+    "make_accelerator",
+    "upcast_trainable",
+]
 
-LossFn = Callable[[torch.nn.Module, list[Any]], tuple[torch.Tensor, dict[str, float]]]
-"""``loss(model, batch) -> (scalar loss, float diagnostics)``; the model is the prepared one."""
+LossFn = Callable[[torch.nn.Module, Any], tuple[torch.Tensor, dict[str, float]]]
+"""``loss(model, batch) -> (scalar loss, float diagnostics)``; the model is the prepared one
+and the batch is what the stage's ``collate`` made of a list of items."""
 
 
 @dataclass
@@ -52,6 +61,12 @@ class Stage:
         load: ``load(directory)`` restores them into the algorithm when a resumed run
             finds the stage finished.
         batch_size: Items per forward pass per process (default: the config's).
+        collate: Turns a list of items into the batch the loss takes (tokenized
+            tensors); ``None`` hands the list itself.
+        setup: Called as ``setup(prepared_model, accelerator)`` once the model is
+            prepared and any checkpoint restored (e.g. to build a target network).
+        on_step: Called with the prepared model after every optimizer step (e.g. a
+            target network's Polyak update), so that losses stay free of side effects.
 
     """
 
@@ -65,36 +80,79 @@ class Stage:
     save: Callable[[torch.nn.Module, dict[str, Any], Path], None]
     load: Callable[[Path], None]
     batch_size: int | None = None
+    collate: Callable[[list[Any]], Any] | None = None
+    setup: Callable[[torch.nn.Module, Any], None] | None = None
+    on_step: Callable[[torch.nn.Module], None] | None = None
 
 
-def make_accelerator(config: TrainingConfig) -> Any:
-    """Create the ``accelerate.Accelerator`` for ``config``.
+def make_accelerator(config: TrainingConfig, model: torch.nn.Module | None = None) -> Any:
+    """Create the ``accelerate.Accelerator`` for ``config`` (and the model it will train).
+
+    ``mixed_precision="auto"`` becomes ``"bf16"`` on a bf16-capable GPU and for a model
+    loaded in bf16 (its trainable weights are kept in fp32 and computed under bf16
+    autocast: see :func:`upcast_trainable`). A DeepSpeed config whose micro-batch size
+    is ``"auto"`` gets the config's ``batch_size`` (``prepare`` is never given a data
+    loader, from which accelerate would read it).
 
     Raises:
-        RuntimeError: If this process already runs ``accelerate`` with another mixed
-            precision (it cannot change within one process).
+        RuntimeError: If this process runs several processes of ``accelerate`` already
+            set up with another mixed precision (it cannot change within a run).
 
     """
     from accelerate import Accelerator
+    from accelerate.state import AcceleratorState
 
-    precision = resolve_mixed_precision(config.mixed_precision)
-    try:
-        return Accelerator(
-            mixed_precision=precision,
-            gradient_accumulation_steps=config.gradient_accumulation_steps,
-        )
-    except ValueError as error:
-        if "already been initialized" not in str(error):
-            raise
-        raise RuntimeError(
-            f"this process already set up accelerate with another mixed precision; "
-            f"mixed_precision={precision!r} needs a new process (or use the same setting "
-            f"for every algorithm trained in one process)"
-        ) from None
+    precision = resolve_mixed_precision(config.mixed_precision, model)
+    state = AcceleratorState._shared_state
+    if state and state.get("_mixed_precision", precision) != precision:
+        if state.get("num_processes", 1) > 1 or state.get("deepspeed_plugins") is not None:
+            raise RuntimeError(
+                f"this run already set up accelerate with mixed precision "
+                f"{state.get('_mixed_precision')!r}; mixed_precision={precision!r} needs a new "
+                f"launch (or use the same setting for every algorithm trained in one run)"
+            )
+        # One process (a notebook, the tests): the setting may change between fits.
+        AcceleratorState._reset_state()
+    accelerator = Accelerator(
+        mixed_precision=precision,
+        gradient_accumulation_steps=config.gradient_accumulation_steps,
+    )
+    plugin = accelerator.state.deepspeed_plugin
+    if plugin is not None:
+        fill_deepspeed_batch_size(plugin.deepspeed_config, config.batch_size)
+    return accelerator
+
+
+def fill_deepspeed_batch_size(deepspeed_config: dict[str, Any], batch_size: int) -> None:
+    """Set an ``"auto"`` (or missing) DeepSpeed micro-batch size to ``batch_size``, in place.
+
+    ``Accelerator.prepare(model, optimizer)`` without a data loader cannot resolve
+    ``train_micro_batch_size_per_gpu: auto`` and raises; our loaders are made per epoch,
+    after ``prepare``, so the size comes from the config instead.
+    """
+    key = "train_micro_batch_size_per_gpu"
+    if deepspeed_config.get(key, "auto") == "auto":
+        deepspeed_config[key] = int(batch_size)  # accelerate derives train_batch_size
+
+
+def upcast_trainable(model: torch.nn.Module) -> int:
+    """Make the trainable half-precision parameters float32 in place; return how many.
+
+    AdamW on bf16 weights loses updates to rounding (at lr 2e-7 almost every update is
+    below bf16's resolution), so trainable weights live in float32 while the forward
+    runs under bf16 autocast. They stay float32 after training: casting back would
+    round the learned changes away.
+    """
+    count = 0
+    for parameter in model.parameters():
+        if parameter.requires_grad and parameter.dtype in (torch.float16, torch.bfloat16):
+            parameter.data = parameter.data.float()
+            count += 1
+    return count
 
 
 class Trainer:
-    """Runs :class:`Stage` objects for one ``fit`` call.
+    """Runs :class:`Stage` objects for one ``fit`` call (made by ``Algorithm.fit``, then closed).
 
     Args:
         config: The algorithm's settings.
@@ -102,6 +160,7 @@ class Trainer:
         logger: Metrics sink.
         callbacks: Hooks; ``on_step`` returning ``False`` stops.
         algorithm: Passed to the callbacks.
+        model: The model whose dtype decides ``mixed_precision="auto"``.
 
     Attributes:
         accelerator: The ``accelerate.Accelerator``.
@@ -117,13 +176,14 @@ class Trainer:
         logger: MetricsLogger,
         callbacks: Sequence[Callback],
         algorithm: Any,
+        model: torch.nn.Module | None = None,
     ):
         self.config = config
         self.run = run
         self.logger = logger
         self.callbacks = list(callbacks)
         self.algorithm = algorithm
-        self.accelerator = make_accelerator(config)
+        self.accelerator = make_accelerator(config, model)
         self.global_step = int(run.progress.get("global_step", 0))
         self.stopped = False
 
@@ -132,8 +192,16 @@ class Trainer:
         """The device of this process."""
         return self.accelerator.device
 
+    def autocast(self) -> Any:
+        """Return the training forward's precision context, for reference passes."""
+        return self.accelerator.autocast()
+
     def cached(self, name: str, compute: Callable[[], Any]) -> Any:
-        """Compute a JSON result once per run (see :meth:`RunDirectory.cached`)."""
+        """Compute a JSON result once per run (see :meth:`RunDirectory.cached`).
+
+        ``compute`` runs on every process (it shards its own work with
+        :func:`algorithms.distributed.map_sharded`); the main process writes the result.
+        """
         return self.run.cached(name, compute, self.accelerator.wait_for_everyone)
 
     def run_stage(self, stage: Stage) -> dict[str, float]:
@@ -155,11 +223,13 @@ class Trainer:
                 gradient_checkpointing_kwargs={"use_reentrant": False}
             )
         model.train()
-        params = [p for p in model.parameters() if p.requires_grad]
-        if not params:
+        if not any(p.requires_grad for p in model.parameters()):
             raise ValueError(f"stage {stage.name!r}: the model has no trainable parameters")
+        upcast_trainable(model)
         optimizer = torch.optim.AdamW(
-            params, lr=stage.learning_rate, weight_decay=config.weight_decay
+            [p for p in model.parameters() if p.requires_grad],
+            lr=stage.learning_rate,
+            weight_decay=config.weight_decay,
         )
         batch_size = stage.batch_size or config.batch_size
         batches = math.ceil(len(stage.items) / (batch_size * accelerator.num_processes))
@@ -167,13 +237,15 @@ class Trainer:
         total_steps = steps_per_epoch * stage.num_epochs
         from transformers import get_scheduler
 
+        # Not prepared: accelerate steps a prepared scheduler once per process, N times
+        # too fast on N processes. We step it once per optimizer step ourselves.
         scheduler = get_scheduler(
             config.lr_scheduler,
             optimizer,
             num_warmup_steps=config.warmup_steps,
             num_training_steps=total_steps,
         )
-        prepared, optimizer, scheduler = accelerator.prepare(model, optimizer, scheduler)
+        prepared, optimizer = accelerator.prepare(model, optimizer)
         # FSDP2 swaps in sharded parameters at prepare: clip those, not the originals.
         trainable = [p for p in prepared.parameters() if p.requires_grad]
         step = 0
@@ -181,6 +253,12 @@ class Trainer:
         if checkpoint is not None:
             path, step, self.global_step = checkpoint
             accelerator.load_state(str(path))
+            with warnings.catch_warnings():  # "step() before optimizer.step()": intended
+                warnings.simplefilter("ignore", UserWarning)
+                for _ in range(step):
+                    scheduler.step()  # schedules are functions of the step: replay them
+        if stage.setup is not None:
+            stage.setup(prepared, accelerator)
         bar = tqdm(
             total=total_steps,
             initial=step,
@@ -201,7 +279,8 @@ class Trainer:
                 epoch_count = 0
                 window: dict[str, float] = defaultdict(float)
                 window_count = 0
-                for batch in loader:
+                for items in loader:
+                    batch = stage.collate(items) if stage.collate is not None else items
                     with accelerator.accumulate(prepared):
                         loss, diagnostics = stage.loss(prepared, batch)
                         accelerator.backward(loss)
@@ -209,7 +288,6 @@ class Trainer:
                         if accelerator.sync_gradients and config.max_grad_norm > 0:
                             grad_norm = accelerator.clip_grad_norm_(trainable, config.max_grad_norm)
                         optimizer.step()
-                        scheduler.step()
                         optimizer.zero_grad()
                     window["loss"] += float(loss.detach())
                     for key, value in diagnostics.items():
@@ -217,6 +295,10 @@ class Trainer:
                     window_count += 1
                     if not accelerator.sync_gradients:
                         continue
+                    if not accelerator.optimizer_step_was_skipped:
+                        scheduler.step()
+                    if stage.on_step is not None:
+                        stage.on_step(prepared)
                     step += 1
                     self.global_step += 1
                     averaged = self._reduce({k: v / window_count for k, v in window.items()})

@@ -19,6 +19,8 @@ The benchmarks (each also runs alone as ``python -m benchmarks.<module>``):
 - ``rollout`` (rollout_speed): agent turns/s with a local model, batched across envs vs
   one env at a time.
 - ``dpo`` (dpo_speed): DPO training tokens/s and peak memory, ours vs TRL's DPOTrainer.
+- ``logprobs`` (logprob_memory): peak memory and time of scoring a multi-turn dialogue's
+  turns, one packed row + chunked output head vs one row per turn + full logits.
 
     python -m benchmarks.bench --scale quick --out runs/bench
 """
@@ -60,6 +62,7 @@ SCALES: dict[str, dict[str, list[str]]] = {
         "render": "--pages 2".split(),
         "rollout": "--tasks 2 --num-envs 2 --max-turns 2 --max-new-tokens 4".split(),
         "dpo": "--pairs 4 --batch-size 2".split(),
+        "logprobs": "--turns 3 --tokens 300".split(),
     },
     # A few minutes on 2 idle CPU cores with the default model.
     "quick": {
@@ -68,6 +71,7 @@ SCALES: dict[str, dict[str, list[str]]] = {
         "render": "--pages 8".split(),
         "rollout": "--tasks 8 --num-envs 8 --max-turns 2 --max-new-tokens 32".split(),
         "dpo": "--pairs 4 --batch-size 2".split(),
+        "logprobs": "--turns 8 --tokens 1000".split(),
     },
     # The budgets of the standalone scripts.
     "full": {
@@ -76,6 +80,7 @@ SCALES: dict[str, dict[str, list[str]]] = {
         "render": "--pages 30".split(),
         "rollout": "--tasks 16 --num-envs 8 --max-turns 3 --max-new-tokens 96".split(),
         "dpo": "--pairs 16 --batch-size 4".split(),
+        "logprobs": "--turns 8 --tokens 3000".split(),
     },
 }
 """Each benchmark's arguments at each ``--scale``."""
@@ -435,6 +440,48 @@ def _run_dpo(argv: list[str], raw_dir: Path, tiny: bool) -> tuple[dict[str, Any]
     return result, [speed, memory]
 
 
+def _run_logprobs(argv: list[str], raw_dir: Path, tiny: bool) -> tuple[dict[str, Any], list[Row]]:
+    from agents import DefaultModelNotInstalled
+    from benchmarks import logprob_memory
+
+    model = ["--model", "tiny" if tiny else "default"]
+    try:
+        result = logprob_memory.main([*argv, *model, "--out", str(raw_dir / "logprob_memory.json")])
+    except DefaultModelNotInstalled as err:
+        raise Skip(f"the default model is not installed: {err}") from None
+    settings = result["settings"]
+    work = (
+        f"{result['model']}, {settings['turns']}-turn dialogue of {result['dialogue_tokens']} "
+        f"tokens, vocabulary {result['vocab_size']}, {result['machine']['device']}"
+    )
+    rows = []
+    for mode, what in (("no_grad", "forward only"), ("grad", "forward + backward")):
+        old, new, compared = (
+            result["variants"][f"old_{mode}"],
+            result["variants"][f"new_{mode}"],
+            result[mode],
+        )
+        name = f"log-prob peak memory, {what}"
+        if "error" in compared:
+            rows.append(Row("logprobs", name, status=f"error: {compared['error']}"))
+            continue
+        ours = Measure("one row per dialogue, chunked head", new["peak_memory_mb"], "MB")
+        if "over_memory_limit_gb" in old:
+            room = round(old["over_memory_limit_gb"] * 1024 - new["baseline_mb"], 1)
+            baseline = Measure("one row per turn, full logits: over the limit", room, "MB")
+            notes = f"{work}; the old way passed the {old['over_memory_limit_gb']} GB limit "
+            notes += "and was stopped, so the ratio is an upper bound"
+        else:
+            baseline = Measure("one row per turn, full logits", old["peak_memory_mb"], "MB")
+            notes = (
+                f"{work}; seconds {new['seconds']:g} vs {old['seconds']:g}; rows "
+                f"{new['rows']} vs {old['rows']}; per-turn log-probs equal to 1e-4: "
+                f"{compared['equal']}"
+            )
+        rows.append(_row("logprobs", name, ours, baseline, better="lower", notes=notes))
+    return result, rows
+
+
 Runner = Callable[[list[str], Path, bool], tuple[dict[str, Any], list[Row]]]
 
 BENCHMARKS: dict[str, tuple[Runner, str]] = {
@@ -443,6 +490,7 @@ BENCHMARKS: dict[str, tuple[Runner, str]] = {
     "render": (_run_render, "page renders/s, reused browser vs a fresh browser per page"),
     "rollout": (_run_rollout, "agent turns/s, batched generation vs one env at a time"),
     "dpo": (_run_dpo, "DPO training tokens/s and peak memory vs TRL's DPOTrainer"),
+    "logprobs": (_run_logprobs, "log-prob peak memory, packed dialogue vs a row per turn"),
 }
 """Benchmark name -> (runner, what it compares), in the order they run."""
 
@@ -540,7 +588,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument(
         "--tiny",
         action="store_true",
-        help="rollout and dpo use a tiny random-init model instead of the default model",
+        help="rollout, dpo and logprobs use a tiny random-init model instead of the default model",
     )
     parser.add_argument("--out", type=Path, default=Path("runs/bench"), help="output folder")
     args = parser.parse_args(argv)

@@ -9,6 +9,11 @@ its own flags (``--tasks``, ``--model``, ...), which are shorthands for config k
     sweetrl train --algo rft --config smoke --buffer data.jsonl --out runs/rft
     sweetrl eval --config smoke --agent runs/rft/model --tasks 2
 
+Models are local folders or Hugging Face hub ids (``--model meta-llama/Llama-3.1-8B-Instruct``),
+read as ``from_pretrained`` reads them (``HF_HUB_OFFLINE=1``: from the cache only).
+Under ``accelerate launch`` (several processes) collect, eval and compare split the
+episodes across the processes and only the main process writes files and prints results.
+
 A mistake on the command line (an unknown flag, config or key) exits with status 2, a
 failure while running (a missing file or optional dependency, a training error) with 1,
 an interrupt with 130; each prints one ``sweetrl: error: ...`` line (``--debug``: the
@@ -19,6 +24,7 @@ needs them, so ``sweetrl --help`` answers at once.
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import json
 import os
@@ -41,8 +47,9 @@ MODEL_AGENTS = ("default", "tiny")
 AGENT_HELP = (
     "human | oracle | random | immediate | default (SmolLM2-135M) | tiny (random init) | "
     "openai (--openai-url, --openai-model) | PATH: a saved algorithm (`sweetrl train`'s "
-    "--out or its model/ folder) or a local model folder"
+    "--out or its model/ folder) or a local model folder | a Hugging Face hub id (org/name)"
 )
+MODEL_HELP = "base policy: default | tiny | PATH | HUB_ID (e.g. meta-llama/Llama-3.1-8B-Instruct)"
 # Optional dependencies by import name: what to install when one is missing.
 _INSTALL_HINTS = {
     "playwright": "pip install 'sweetrl-gym[frontend]' && python -m sweetrl_gym.render.install",
@@ -88,6 +95,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"unrecognized arguments: {' '.join(extra)} (see 'sweetrl {args.command} --help')"
             )
         debug = bool(getattr(args, "debug", False))
+        if "LOCAL_RANK" in os.environ:  # started by accelerate launch / torchrun
+            # Fix the process state before any model is placed (PartialState() alone
+            # would take a CPU run for a single process).
+            from benchmarks.compare import process_state
+
+            process_state()
         return int(args.handler(args) or 0)
     except SystemExit as done:  # --help, or a forwarded script's own exit
         return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
@@ -174,7 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--buffer", required=True, metavar="FILE.jsonl", help="training episodes")
     train.add_argument("--out", required=True, metavar="DIR", help="run/ and model/ go here")
     train.add_argument("--resume", action="store_true", help="continue the run in --out")
-    _flag(train, "--model", "policy.model", "base policy: default | tiny | PATH", convert=str)
+    _flag(train, "--model", "policy.model", MODEL_HELP, convert=str)
     _flag(
         train,
         "--env",
@@ -195,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare = add("compare", _compare, "Compare methods fairly: collect, fit each, evaluate.")
     compare.set_defaults(default_config="quick")
     compare.add_argument("--out", metavar="DIR", help="default: runs/compare/<config name>")
-    _flag(compare, "--model", "policy.model", "base policy: default | tiny | PATH", convert=str)
+    _flag(compare, "--model", "policy.model", MODEL_HELP, convert=str)
     _env_flags(compare)
     _flag(compare, "--train-tasks", "data.train_tasks", "training tasks")
     _flag(compare, "--samples", "data.samples_per_task", "training episodes per task")
@@ -353,11 +366,13 @@ def make_agent(
 
     Raises:
         UsageError: For ``openai`` without its flags.
-        FileNotFoundError: If ``spec`` is neither a known agent nor an existing folder.
+        FileNotFoundError: If ``spec`` reads as a path (``./x``, ``/x``, ``~/x``,
+            ``a/b/c``) that does not exist.
+        OSError: If ``spec`` is a hub id that cannot be loaded.
 
     """
     import agents
-    from benchmarks.compare import build_policy, scripted_agent
+    from benchmarks.compare import build_policy, is_local_path, scripted_agent
 
     frontend = config["env"]["id"] == FRONTEND
     temperature = config["policy"]["eval_temperature" if evaluation else "temperature"]
@@ -380,7 +395,7 @@ def make_agent(
             temperature=temperature,
             max_tokens=config["policy"]["max_new_tokens"],
         )
-    path = Path(spec)
+    path = Path(spec).expanduser()
     for saved in (path, path / "model"):  # a saved algorithm, or `sweetrl train`'s --out
         if (saved / "algorithm.json").is_file():
             from algorithms import Algorithm
@@ -388,12 +403,19 @@ def make_agent(
             policy = Algorithm.load(saved).policy
             policy.temperature = float(temperature)
             return policy
-    if path.is_dir():
-        return build_policy(_with_model(config, str(path)), evaluation=evaluation)
-    raise FileNotFoundError(
-        f"--agent {spec!r} is neither a known agent ({', '.join(SCRIPTED_AGENTS + MODEL_AGENTS)},"
-        " openai) nor an existing folder (a saved algorithm or a local model)"
-    )
+    known = SCRIPTED_AGENTS + MODEL_AGENTS + ("openai",)
+    if is_local_path(spec) and not path.exists():
+        raise FileNotFoundError(
+            f"--agent {spec!r} is neither a known agent ({', '.join(known)}) nor an existing "
+            "folder (a saved algorithm or a local model)"
+        )
+    try:  # a local model folder, or a hub id (from_pretrained decides, as it always does)
+        return build_policy(_with_model(config, spec), evaluation=evaluation)
+    except OSError as err:
+        close = difflib.get_close_matches(spec, known, n=1)
+        if close and "/" not in spec:  # a typo of a known agent more likely than a hub id
+            raise OSError(f"{err}; or did you mean --agent {close[0]}?") from err
+        raise
 
 
 # -- subcommands ------------------------------------------------------------------------
@@ -488,19 +510,21 @@ def _collect(args: argparse.Namespace) -> int:
             env_kwargs=kwargs,
             out=out,
             resume=args.resume,
-            progress=not args.no_progress,
+            progress=not args.no_progress and _is_main(),
+            shard="auto",  # several processes: each plays its share, the main one merges
         )
     except FileExistsError:
         raise FileExistsError(
             f"{out} exists; pass --resume to continue that collection, or choose another --out"
         ) from None
-    print(f"{len(buffer)} episodes of {num_tasks} {args.split} tasks in {out}")
-    _print_metrics(summarize(buffer, seed=config["seed"]))
+    if _is_main():
+        print(f"{len(buffer)} episodes of {num_tasks} {args.split} tasks in {out}")
+        _print_metrics(summarize(buffer, seed=config["seed"]))
     return 0
 
 
 def _train(args: argparse.Namespace) -> int:
-    from benchmarks.compare import fit_method
+    from benchmarks.compare import fit_method, process_state
     from sweetrl_gym import TrajectoryBuffer
 
     config = _load(args)
@@ -519,30 +543,41 @@ def _train(args: argparse.Namespace) -> int:
         raise FileExistsError(
             f"{out} holds a training run; pass --resume to continue it, or choose another --out"
         )
-    print(f"training {args.algo} on {len(buffer)} episodes from {path}")
-    record = fit_method(args.algo, config, buffer, out)
+    process_state().wait_for_everyone()  # all processes look at run/ before one creates it
+    main_process = _is_main()
+    if main_process:
+        print(f"training {args.algo} on {len(buffer)} episodes from {path}")
+    record = fit_method(args.algo, config, buffer, out)  # every process: training is collective
     if record["status"] != "trained":
         # Nothing was trained: let a later run with other data start afresh here.
-        (out / "fit.json").unlink(missing_ok=True)
-        if fresh:
-            shutil.rmtree(out / "run", ignore_errors=True)
+        if main_process:
+            (out / "fit.json").unlink(missing_ok=True)
+            if fresh:
+                shutil.rmtree(out / "run", ignore_errors=True)
         raise ValueError(f"{args.algo} cannot learn from {path}: {record.get('reason', record)}")
-    _print_metrics(record["metrics"])
-    config_flag = f" --config {args.config}" if args.config else ""
-    print(f"trained policy: {out / 'model'}")
-    print(f"score it with: sweetrl eval --agent {out / 'model'}{config_flag}")
+    if main_process:
+        _print_metrics(record["metrics"])
+        config_flag = f" --config {args.config}" if args.config else ""
+        print(f"trained policy: {out / 'model'}")
+        print(f"score it with: sweetrl eval --agent {out / 'model'}{config_flag}")
     return 0
 
 
 def _check_training_settings(algo: str, config: dict[str, Any]) -> None:
     """Refuse unknown or invalid ``[training]``/``[methods.ALGO]`` settings before any work."""
-    from algorithms import Algorithm
+    from benchmarks.compare import check_training_settings
 
-    settings = {**config["training"], **config["methods"].get(algo, {})}
     try:
-        Algorithm.named(algo).config_class().replace(**settings)
-    except (TypeError, ValueError) as err:
-        raise UsageError(f"[training] or [methods.{algo}] settings: {err}") from err
+        check_training_settings(config, [algo])
+    except ValueError as err:
+        raise UsageError(str(err)) from err
+
+
+def _is_main() -> bool:
+    """Whether this is the main process (the only one under no launcher)."""
+    from benchmarks.compare import process_state
+
+    return bool(process_state().is_main_process)
 
 
 def _eval(args: argparse.Namespace) -> int:
@@ -565,8 +600,11 @@ def _eval(args: argparse.Namespace) -> int:
         env_kwargs=kwargs,
         out=args.episodes,
         resume=args.resume,
-        progress=not args.no_progress,
+        progress=not args.no_progress and _is_main(),
+        shard="auto",
     )
+    if not _is_main():  # every process has the same metrics; one reports them
+        return 0
     name = args.agent or config["policy"]["model"]
     print(f"{name} on {num_tasks} {args.split} tasks of {config['env']['id']}:")
     _print_metrics(metrics)
@@ -586,11 +624,17 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from benchmarks.compare import run_comparison
+    from benchmarks.compare import check_training_settings, run_comparison
 
     config = _load(args)
+    try:
+        check_training_settings(config, config["methods"]["run"])
+    except ValueError as err:
+        raise UsageError(str(err)) from err
     out = Path(args.out or Path("runs") / "compare" / config["name"])
     run_comparison(config, out, progress=not args.no_progress)
+    if not _is_main():
+        return 0
     report = out / "results.md"
     print(f"results: {report}")
     if report.is_file():

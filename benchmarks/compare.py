@@ -11,6 +11,12 @@ task-set hashes), plots and TensorBoard runs.
 Resumable: every stage writes its output under ``DIR`` as it goes, and a finished stage
 is not redone (episodes already collected or evaluated are kept; an interrupted
 training run continues from its last checkpoint). Run the same command again.
+
+Several processes (``accelerate launch ... -m benchmarks.cli compare``): the episodes of
+every collection and evaluation are split across the processes and merged in plan order
+(``agents.collect(..., shard="auto")``), every process takes part in every fit (training
+is collective), and only the main process writes ``config.json``, ``fit.json``, the
+metrics and the report; the others wait for it where they read them.
 """
 
 from __future__ import annotations
@@ -18,28 +24,43 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
+import os
+import re
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import sweetrl_gym  # noqa: F401 - registers the environments
+from benchmarks.experiment_config import DTYPES
 from sweetrl_gym import TrajectoryBuffer
 
 __all__ = [
     "build_policy",
+    "check_training_settings",
     "env_kwargs",
     "fit_method",
+    "is_local_path",
+    "load_pretrained",
+    "process_state",
+    "resolve_model_source",
     "run_comparison",
     "scripted_agent",
     "task_set_hash",
 ]
 
 _FRONTEND = "ColBench-Frontend-v0"
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")  # "org/name"
 
 
 def build_policy(config: Mapping[str, Any], *, evaluation: bool = False) -> Any:
     """Return a fresh base policy (an ``agents.TransformersAgent``) as the config describes.
+
+    ``policy.model`` is ``"default"`` (the embedded SmolLM2-135M), ``"tiny"`` (a
+    random-init test model), a local model folder or a Hugging Face hub id (read by
+    ``from_pretrained``; ``HF_HUB_OFFLINE=1`` keeps it to the local cache).
+    ``policy.dtype`` (``"auto"``: the checkpoint's own) and ``policy.device``
+    (``"auto"``: this process's ``accelerate`` device) say where and how it is loaded.
 
     Args:
         config: The whole comparison config.
@@ -47,38 +68,138 @@ def build_policy(config: Mapping[str, Any], *, evaluation: bool = False) -> Any:
 
     Raises:
         FileNotFoundError: If ``policy.model`` is a path that does not exist.
+        OSError: If a hub id cannot be loaded (the message says what to check).
 
     """
     from agents import FRONTEND_AGENT_PROMPT, TransformersAgent, load_default_agent
 
     policy = config["policy"]
+    device = policy.get("device", "auto")
     settings = {
         "temperature": policy["eval_temperature" if evaluation else "temperature"],
         "max_new_tokens": policy["max_new_tokens"],
         "batch_size": policy["batch_size"],
         "seed": config["seed"],
+        "device": None if device == "auto" else device,
     }
     if config["env"]["id"] == _FRONTEND:
         settings["system_prompt"] = FRONTEND_AGENT_PROMPT
+    dtype = policy.get("dtype", "auto")
     model = policy["model"]
     if model == "default":
-        return load_default_agent(**settings)
+        return load_default_agent(**settings, **({} if dtype == "auto" else {"dtype": dtype}))
     if model == "tiny":
         from agents.tiny_model import make_tiny_lm
 
         lm, tokenizer = make_tiny_lm(seed=config["seed"])
+        if dtype != "auto":
+            lm = lm.to(_torch_dtype(dtype))
         return TransformersAgent(lm, tokenizer, **settings)
-    path = Path(model)
+    lm, tokenizer = load_pretrained(model, dtype=dtype, what="policy.model")
+    return TransformersAgent(lm, tokenizer, **settings)
+
+
+def is_local_path(name: str) -> bool:
+    """Whether a model name reads as a file system path rather than a hub id.
+
+    ``./m``, ``/models/m``, ``~/m`` and ``runs/x/model`` are paths; ``org/name`` and
+    ``gpt2`` are hub ids (``from_pretrained`` still prefers a local folder of that name).
+    """
+    if name.startswith((".", "/", "~")):
+        return True
+    separators = [sep for sep in (os.sep, os.altsep) if sep]
+    return any(sep in name for sep in separators) and not _HUB_ID.fullmatch(name)
+
+
+def resolve_model_source(name: str, what: str = "policy.model") -> str:
+    """Return what ``from_pretrained`` should get for ``name``: a hub id as it is, a path expanded.
+
+    Args:
+        name: A local model folder or a hub id.
+        what: The setting it comes from, for the error message.
+
+    Raises:
+        FileNotFoundError: If ``name`` is a path (see :func:`is_local_path`) that does
+            not exist.
+
+    """
+    if not is_local_path(name):
+        return name
+    path = Path(name).expanduser()
     if not path.exists():
         raise FileNotFoundError(
-            f"policy.model {model!r} is neither 'default', 'tiny' nor an existing local model "
-            "folder (no hub downloads)"
+            f"{what} {name!r}: no such model folder (give an existing folder, or a hub id "
+            "such as 'meta-llama/Llama-3.1-8B-Instruct')"
         )
+    return str(path)
+
+
+def load_pretrained(
+    name: str, *, dtype: str = "auto", what: str = "policy.model"
+) -> tuple[Any, Any]:
+    """Load a causal LM and its tokenizer from a local folder or the Hugging Face hub.
+
+    Args:
+        name: A local model folder or a hub id (passed to ``from_pretrained`` unchanged).
+        dtype: ``"auto"`` (the checkpoint's own), ``"float32"``, ``"bfloat16"`` or
+            ``"float16"``.
+        what: The setting ``name`` comes from, for error messages.
+
+    Returns:
+        ``(model, tokenizer)``.
+
+    Raises:
+        FileNotFoundError: If ``name`` is a path that does not exist.
+        OSError: If a hub id cannot be loaded: transformers' error with a hint.
+
+    """
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    lm = AutoModelForCausalLM.from_pretrained(str(path), local_files_only=True)
-    tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-    return TransformersAgent(lm, tokenizer, **settings)
+    source = resolve_model_source(name, what)
+    try:
+        # The tokenizer first: a bad id or a missing cache fails before any weights load.
+        tokenizer = AutoTokenizer.from_pretrained(source)
+        model = AutoModelForCausalLM.from_pretrained(source, **_dtype_kwargs(dtype))
+    except OSError as err:
+        if Path(source).exists():  # a local folder: transformers' message says what is wrong
+            raise
+        lines = str(err).strip().splitlines() or [type(err).__name__]
+        offline = _hub_offline()
+        hint = (
+            "HF_HUB_OFFLINE is set, so only models already in the cache load: download it "
+            "first or set HF_HUB_OFFLINE=0"
+            if offline
+            else "check the id, your network and access to the model (gated models need "
+            "`huggingface-cli login`), or set HF_HUB_OFFLINE=1 to use the cache only"
+        )
+        raise OSError(f"cannot load {what} {name!r} from the hub: {lines[0]} ({hint})") from err
+    return model, tokenizer
+
+
+def _hub_offline() -> bool:
+    """Whether the hub client is in offline mode (``HF_HUB_OFFLINE``, read at its import)."""
+    from huggingface_hub import constants
+
+    flag = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
+    return flag or bool(getattr(constants, "HF_HUB_OFFLINE", False))
+
+
+def _torch_dtype(name: str) -> Any:
+    import torch
+
+    if name not in DTYPES[1:]:
+        raise ValueError(f"policy.dtype must be one of {DTYPES}, got {name!r}")
+    return getattr(torch, name)
+
+
+def _dtype_kwargs(name: str) -> dict[str, Any]:
+    import transformers
+    from packaging.version import Version
+
+    value = "auto" if name == "auto" else _torch_dtype(name)
+    # transformers renamed torch_dtype to dtype in 4.56.
+    key = "dtype" if Version(transformers.__version__) >= Version("4.56") else "torch_dtype"
+    return {key: value}
 
 
 def env_kwargs(config: Mapping[str, Any], split: str) -> dict[str, Any]:
@@ -118,45 +239,83 @@ def task_set_hash(tasks: list[Any]) -> str:
     return digest.hexdigest()
 
 
+def check_training_settings(config: Mapping[str, Any], names: Iterable[str]) -> None:
+    """Refuse unknown or invalid ``[training]``/``[methods.NAME]`` settings before any work.
+
+    Args:
+        config: The whole comparison config.
+        names: Algorithms to check (``"zero-shot"`` is skipped).
+
+    Raises:
+        ValueError: Naming the algorithm and the setting.
+
+    """
+    from algorithms import Algorithm
+
+    for name in names:
+        if name == "zero-shot":
+            continue
+        settings = {**config["training"], **config["methods"].get(name, {})}
+        try:
+            Algorithm.named(name).config_class().replace(**settings)
+        except (TypeError, ValueError) as err:
+            raise ValueError(f"[training] or [methods.{name}] settings: {err}") from err
+
+
 def fit_method(
     name: str, config: Mapping[str, Any], buffer: TrajectoryBuffer, directory: Path
 ) -> dict[str, Any]:
     """Train one algorithm from a fresh base policy; save it under ``directory/model``.
 
     Resumes an interrupted run (``directory/run`` holds its checkpoints); a finished one
-    (``directory/fit.json`` exists) is not redone.
+    (``directory/fit.json`` exists) is not redone. Under several processes every one
+    must call it (training and saving are collective); only the main process writes
+    ``fit.json``.
 
     Returns:
         ``{"status": "trained", "metrics": ..., "history": ..., "seconds": ...}``, or
         ``{"status": "skipped", "reason": ...}`` when the buffer gives this algorithm
         nothing to learn from (no preference pairs, no successful episode).
 
+    Raises:
+        FileNotFoundError: If ``critic_model`` is a path that does not exist.
+
     """
     from algorithms import Algorithm
 
+    state = process_state()
     record_path = directory / "fit.json"
     if record_path.exists():
         return json.loads(record_path.read_text())
     klass = Algorithm.named(name)
     settings = {**config["training"], **config["methods"].get(name, {})}
     settings.setdefault("seed", config["seed"])
+    if settings.get("critic_model"):  # a hub id or a local folder, as for policy.model
+        settings["critic_model"] = resolve_model_source(
+            str(settings["critic_model"]), f"[methods.{name}] critic_model"
+        )
     run_dir = directory / "run"
     algorithm = klass(build_policy(config), output_dir=str(run_dir), **settings)
     start = time.perf_counter()
     try:
-        metrics = algorithm.fit(buffer, resume=run_dir.exists())
+        # resume=True: continue an interrupted run, or start one (the same on every
+        # process, whichever of them sees run/ first).
+        metrics = algorithm.fit(buffer, resume=True)
     except ValueError as err:
         # No signal in the data for this method (e.g. no pair, no success): say so.
         record: dict[str, Any] = {"status": "skipped", "reason": str(err)}
     else:
-        algorithm.save(directory / "model")
+        algorithm.save(directory / "model")  # collective: gathers sharded weights
         record = {
             "status": "trained",
             "metrics": metrics,
             "history": [list(point) for point in algorithm.history],
             "seconds": round(time.perf_counter() - start, 1),
         }
-    record_path.write_text(json.dumps(record, indent=2, default=float) + "\n")
+    if state.is_main_process:
+        directory.mkdir(parents=True, exist_ok=True)
+        record_path.write_text(json.dumps(record, indent=2, default=float) + "\n")
+    state.wait_for_everyone()
     del algorithm
     gc.collect()
     return record
@@ -189,6 +348,7 @@ def _evaluate(
 ) -> dict[str, float]:
     from agents import evaluate
 
+    state = process_state()
     path = out / "eval" / f"{name}.metrics.json"
     if path.exists():
         return json.loads(path.read_text())
@@ -204,9 +364,26 @@ def _evaluate(
         out=out / "eval" / f"{name}.jsonl",
         resume=True,
         progress=progress,
+        shard="auto",
     )
-    path.write_text(json.dumps(metrics, indent=2) + "\n")
+    if state.is_main_process:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(metrics, indent=2) + "\n")
+    state.wait_for_everyone()
     return metrics
+
+
+def process_state() -> Any:
+    """Return this process's ``accelerate.PartialState`` (no launcher: rank 0 of 1).
+
+    On the CPU when ``ACCELERATE_USE_CPU`` says so (``accelerate launch --cpu``): a bare
+    ``PartialState()`` ignores that variable, and a CPU run under ``torchrun`` would
+    look like one process. The first call fixes the state for the whole process.
+    """
+    from accelerate import PartialState
+    from accelerate.utils import parse_flag_from_env
+
+    return PartialState(cpu=parse_flag_from_env("ACCELERATE_USE_CPU"))
 
 
 def run_comparison(
@@ -214,26 +391,33 @@ def run_comparison(
 ) -> dict[str, Any]:
     """Run (or resume) the comparison the config describes; return ``results.json``'s data.
 
+    Under several processes (``accelerate launch``, ``torchrun``) every process must call
+    it: they share the episodes and the training; only the main process writes.
+
     Args:
         config: From :func:`benchmarks.experiment_config.load_config`.
         out: The run's folder (created; an existing one is resumed). A folder that holds
-            a run of another config is refused.
-        progress: Show progress bars and stage lines.
+            a run of another config is refused. Every process must see the same folder.
+        progress: Show progress bars and stage lines (on the main process).
 
     Raises:
-        ValueError: If ``out`` holds a run of a different config.
+        ValueError: If ``out`` holds a run of a different config, or a training setting
+            is invalid.
 
     """
     from agents import collect
     from benchmarks.report import write_report
 
+    state = process_state()
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    check_training_settings(config, config["methods"]["run"])
     _claim(out, config)
+    progress = progress and state.is_main_process
     say = print if progress else (lambda *_: None)
     started = time.perf_counter()
 
     # 1. Training data: the base policy, k samples per task, on the training split.
+    #    shard="auto": each process plays its share; all get the merged buffer.
     train_kwargs = env_kwargs(config, "train")
     n_train = min(config["data"]["train_tasks"], len(train_kwargs["tasks"]))
     k = config["data"]["samples_per_task"]
@@ -250,6 +434,7 @@ def run_comparison(
         out=out / "data" / "train.jsonl",
         resume=True,
         progress=progress,
+        shard="auto",
     )
     for name in config["data"]["demonstrations"]:
         say(f"      adding {name} demonstrations on the same tasks")
@@ -264,10 +449,12 @@ def run_comparison(
             out=out / "data" / f"demonstrations-{name}.jsonl",
             resume=True,
             progress=progress,
+            shard="auto",
         )
     gc.collect()
 
-    # 2. Every algorithm from the same buffer, each from a fresh base policy.
+    # 2. Every algorithm from the same buffer, each from a fresh base policy. Every
+    #    process trains (collective); the main process writes fit.json.
     fits: dict[str, dict[str, Any]] = {}
     trained = [m for m in config["methods"]["run"] if m != "zero-shot"]
     for index, name in enumerate(trained, start=1):
@@ -276,7 +463,8 @@ def run_comparison(
         if fits[name]["status"] == "skipped":
             say(f"      skipped: {fits[name]['reason']}")
 
-    # 3. Every method on the same held-out tasks, simulator and seeds.
+    # 3. Every method on the same held-out tasks, simulator and seeds (episodes split
+    #    across the processes, each with its own copy of the policy).
     evals: dict[str, dict[str, float]] = {}
     for name in config["methods"]["run"]:
         if name != "zero-shot" and fits[name]["status"] != "trained":
@@ -291,7 +479,7 @@ def run_comparison(
         del agent
         gc.collect()
 
-    # 4. The report.
+    # 4. The report (main process); the others read it back once it is written.
     test_tasks = env_kwargs(config, "test")["tasks"][: config["eval"]["test_tasks"]]
     results = {
         "name": config["name"],
@@ -312,19 +500,31 @@ def run_comparison(
             for name in config["methods"]["run"]
         },
         "seconds": round(time.perf_counter() - started, 1),
+        "processes": state.num_processes,
     }
     say("[4/4] writing the report")
-    write_report(results, out)
+    if state.is_main_process:
+        write_report(results, out)
+    state.wait_for_everyone()
     return json.loads((out / "results.json").read_text())
 
 
 def _claim(out: Path, config: Mapping[str, Any]) -> None:
-    """Record the config of a run folder; refuse to resume a run of another config."""
+    """Record the config of a run folder; refuse to resume a run of another config.
+
+    Every process checks before the main process writes, so all refuse or none does.
+    """
+    state = process_state()
     path = out / "config.json"
-    text = json.dumps(config, indent=2, sort_keys=True)
-    if path.exists() and path.read_text() != text + "\n":
+    text = json.dumps(config, indent=2, sort_keys=True) + "\n"
+    if path.exists() and path.read_text() != text:
         raise ValueError(
             f"{out} holds a run of another config ({path}); use a new --out folder, or "
             "delete it to start over"
         )
-    path.write_text(text + "\n")
+    state.wait_for_everyone()
+    if state.is_main_process:
+        out.mkdir(parents=True, exist_ok=True)
+        if not path.exists():
+            path.write_text(text)
+    state.wait_for_everyone()

@@ -10,7 +10,10 @@ Sections and their keys (defaults in :data:`DEFAULTS`): ``env`` (which environme
 simulated human), ``policy`` (the base model and its sampling), ``data`` (training data
 collected with the base policy), ``eval`` (held-out tasks), ``training`` (the
 :class:`~algorithms.TrainingConfig` every algorithm shares) and ``methods`` (which to run,
-plus a table of settings per algorithm, e.g. ``[methods.sweet-rl]``).
+plus a table of settings per algorithm, e.g. ``[methods.sweet-rl]``). The ``training``
+and ``methods.NAME`` keys are checked against the algorithms' config classes when a run
+starts (:func:`benchmarks.compare.check_training_settings`), not here, so that this
+module stays free of torch.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ __all__ = [
     "CONFIG_DIR",
     "DEFAULTS",
     "DEMONSTRATORS",
+    "DTYPES",
     "METHODS",
     "ConfigError",
     "apply_override",
@@ -43,6 +47,8 @@ METHODS = ("zero-shot", "rft", "mt-dpo", "archer", "sweet-rl")
 """Every method a comparison can run: the base policy untrained, then the algorithms."""
 DEMONSTRATORS = ("oracle", "random", "immediate")
 """Scripted agents that ``data.demonstrations`` may add to the training data."""
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+"""Values of ``policy.dtype`` (``"auto"``: the checkpoint's own, as ``from_pretrained``)."""
 
 DEFAULTS: dict[str, Any] = {
     "name": "custom",
@@ -60,13 +66,15 @@ DEFAULTS: dict[str, Any] = {
         "families": [],  # backend only: bundled task families to keep ([]: all)
     },
     "policy": {
-        "model": "default",  # "default" (SmolLM2-135M), "tiny" (random init) or a local path
+        # "default" (SmolLM2-135M), "tiny" (random init), a local folder or a hub id
+        # ("meta-llama/Llama-3.1-8B-Instruct"), read by from_pretrained.
+        "model": "default",
         "temperature": 1.0,  # sampling when collecting training data (paper: 1.0)
         "eval_temperature": 0.0,  # sampling when evaluating (0: greedy)
         "max_new_tokens": 1024,
         "batch_size": 8,
-        "dtype": "auto",
-        "device": "auto",
+        "dtype": "auto",  # or "float32", "bfloat16", "float16"; "auto": the checkpoint's own
+        "device": "auto",  # "auto": this process's accelerate device, or e.g. "cpu", "cuda:0"
     },
     "data": {
         "train_tasks": 1000,
@@ -195,6 +203,15 @@ def _check(config: dict[str, Any]) -> None:
     demos = config["data"]["demonstrations"]
     if not isinstance(demos, list) or any(d not in DEMONSTRATORS for d in demos):
         raise ConfigError(f"data.demonstrations must be a list drawn from {DEMONSTRATORS}")
+    model = config["policy"]["model"]
+    if not isinstance(model, str) or not model.strip():
+        raise ConfigError(
+            "policy.model must be 'default', 'tiny', a local model folder or a hub id"
+        )
+    if config["policy"]["dtype"] not in DTYPES:
+        raise ConfigError(
+            f"policy.dtype must be one of {DTYPES}, got {config['policy']['dtype']!r}"
+        )
     if config["env"]["simulator"] not in ("default", "openai"):
         raise ConfigError("env.simulator must be 'default' or 'openai'")
     if config["env"]["simulator"] == "openai" and not config["env"]["simulator_base_url"]:

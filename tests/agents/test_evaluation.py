@@ -61,3 +61,11 @@ def test_bootstrap_interval_covers_the_mean_and_shrinks_with_data():
     assert bootstrap_ci([0.5, 0.5, 0.5]) == (0.5, 0.5)
     with pytest.raises(ValueError, match="confidence"):
         bootstrap_ci([1.0], confidence=1.0)
+
+
+def test_evaluate_scores_all_episodes_or_none(small_tasks, tmp_path):
+    kwargs = {"env_kwargs": {"tasks": small_tasks}, "progress": False}
+    with pytest.raises(ValueError, match="shard must be None or 'auto'"):
+        evaluate(OracleAgent(), num_tasks=2, shard=(0, 2), **kwargs)
+    auto = evaluate(OracleAgent(), num_tasks=2, shard="auto", out=tmp_path / "e.jsonl", **kwargs)
+    assert auto == evaluate(OracleAgent(), num_tasks=2, **kwargs)

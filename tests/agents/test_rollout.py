@@ -5,6 +5,7 @@ import pytest
 
 import sweetrl_gym  # noqa: F401
 from agents import ImmediateAnswerAgent, OracleAgent, RandomAgent, collect, plan_episodes
+from agents.rollout import merge_parts, part_path
 from sweetrl_gym.trajectory import TrajectoryBuffer
 
 
@@ -177,3 +178,75 @@ def test_bad_arguments(small_tasks):
         collect(envs, OracleAgent(), 1)
     with pytest.raises(ValueError, match="env_kwargs"):
         collect(envs_for(small_tasks, 1), OracleAgent(), 1, env_kwargs={"max_turns": 2})
+
+
+def test_shards_split_the_plan_disjointly_and_merge_in_plan_order(small_tasks, tmp_path):
+    out = tmp_path / "episodes.jsonl"
+    whole = collect(envs_for(small_tasks, 2), OracleAgent(), 7, seed=3, progress=False)
+    shares = [
+        collect(envs_for(small_tasks, 2), OracleAgent(), 7, seed=3, out=out, shard=(i, 3),
+                progress=False)
+        for i in range(3)
+    ]  # fmt: skip
+    assert not out.exists()  # each process writes only its own part file
+    played = [sorted(t.metadata["episode"] for t in share) for share in shares]
+    assert played == [[0, 3, 6], [1, 4], [2, 5]]
+    assert [len(TrajectoryBuffer.load(part_path(out, i))) for i in range(3)] == [3, 2, 2]
+    assert merge_parts(out) == 3
+    assert not any(part_path(out, i).exists() for i in range(3))
+    assert [t.metadata["episode"] for t in TrajectoryBuffer.load(out)] == list(range(7))
+    resumed = collect(
+        envs_for(small_tasks, 1), FailingAfter(0), 7, seed=3, out=out, resume=True, progress=False
+    )  # nothing left to play: the agent is never called
+    assert resumed == whole
+
+
+def test_a_shard_resumes_from_its_part_and_skips_what_out_holds(small_tasks, tmp_path):
+    out = tmp_path / "episodes.jsonl"
+    plan = {"task_indices": range(4), "samples_per_task": 2, "seed": 1, "progress": False}
+    collect(envs_for(small_tasks, 2), OracleAgent(), 3, out=out, **plan)  # the first 3 of 8
+
+    class AnswersOnceThenCrashes(ImmediateAnswerAgent):
+        calls = 0
+
+        def act(self, batch):
+            self.calls += 1
+            if self.calls > 1:
+                raise RuntimeError("boom")
+            return super().act(batch)
+
+    with pytest.raises(RuntimeError, match="boom"):
+        collect(envs_for(small_tasks, 1), AnswersOnceThenCrashes(), out=out, resume=True,
+                shard=(0, 2), **plan)  # fmt: skip
+    assert len(TrajectoryBuffer.load(part_path(out, 0))) == 1
+    share = collect(
+        envs_for(small_tasks, 1), OracleAgent(), out=out, resume=True, shard=(0, 2), **plan
+    )
+    mine = [t.metadata["episode"] for t in TrajectoryBuffer.load(part_path(out, 0))]
+    assert sorted(mine) == [3, 5, 7] and len(share) == 6  # out's 3, then every 2nd of 3..7
+    assert merge_parts(out) == 1
+    assert [t.metadata["episode"] for t in TrajectoryBuffer.load(out)] == [0, 1, 2, 3, 5, 7]
+
+
+def test_merge_without_parts_leaves_out_alone_and_shard_auto_runs_in_one_process(
+    small_tasks, tmp_path
+):
+    out = tmp_path / "episodes.jsonl"
+    auto = collect(
+        envs_for(small_tasks, 2), OracleAgent(), 3, out=out, shard="auto", progress=False
+    )
+    stamp = out.stat().st_mtime_ns
+    assert merge_parts(out) == 0 and out.stat().st_mtime_ns == stamp
+    assert auto == collect(envs_for(small_tasks, 2), OracleAgent(), 3, progress=False)
+    for bad in [(2, 2), (0, 0), (-1, 2), "all", [0, 2]]:
+        with pytest.raises(ValueError, match="shard must be"):
+            collect(envs_for(small_tasks, 1), OracleAgent(), 1, shard=bad)
+
+
+def test_no_more_envs_are_made_than_episodes_left(small_tasks):
+    agent = RecordingAgent()
+    collect(
+        "ColBench-Backend-v0", agent, 2, num_envs=8, env_kwargs={"tasks": small_tasks},
+        progress=False,
+    )  # fmt: skip
+    assert max(agent.batch_sizes) <= 2

@@ -1,10 +1,11 @@
 import json
+import re
 
 import pytest
 
 from benchmarks.cli import main
-from benchmarks.compare import env_kwargs
-from benchmarks.experiment_config import ConfigError, load_config
+from benchmarks.compare import build_policy, check_training_settings, env_kwargs, is_local_path
+from benchmarks.experiment_config import CONFIG_DIR, ConfigError, config_names, load_config
 
 
 @pytest.mark.slow
@@ -50,7 +51,7 @@ def test_compare_smoke_end_to_end_and_resume(tmp_path, capsys):
 
 
 def test_bundled_configs_load_and_bad_overrides_are_clear():
-    for name in ["smoke", "quick", "paper"]:
+    for name in ["smoke", "quick", "paper", "paper-1gpu"]:
         config = load_config(name)
         assert config["name"] == name
         assert config["methods"]["run"][0] == "zero-shot"
@@ -75,3 +76,115 @@ def test_env_families_and_difficulty_select_the_tasks():
         load_config("smoke", ["env.families=pass_fail"])
     with pytest.raises(ValueError, match="no task of family"):
         env_kwargs(load_config("smoke", ["env.families=['pass_fial']"]), "train")
+
+
+# -- models: hub ids and local folders -------------------------------------------------------
+
+HUB_ID = "meta-llama/Llama-3.1-8B-Instruct"
+
+
+@pytest.fixture
+def fake_hub(monkeypatch):
+    """``from_pretrained`` records its arguments and returns the tiny model (no download)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from agents.tiny_model import make_tiny_lm
+
+    lm, tokenizer = make_tiny_lm()
+    calls = []
+
+    def fake(result):
+        def from_pretrained(name, **kwargs):
+            calls.append((name, kwargs))
+            return result
+
+        return from_pretrained
+
+    monkeypatch.setattr(AutoModelForCausalLM, "from_pretrained", fake(lm))
+    monkeypatch.setattr(AutoTokenizer, "from_pretrained", fake(tokenizer))
+    return calls
+
+
+def test_a_hub_id_reaches_from_pretrained_unchanged_with_the_dtype(fake_hub, no_network):
+    import torch
+
+    config = load_config("smoke", [f"policy.model='{HUB_ID}'", "policy.dtype='bfloat16'"])
+    agent = build_policy(config)
+    assert [name for name, _ in fake_hub] == [HUB_ID, HUB_ID]
+    assert fake_hub[0][1] == {}  # no local_files_only: transformers honours HF_HUB_OFFLINE
+    assert fake_hub[1][1] in ({"dtype": torch.bfloat16}, {"torch_dtype": torch.bfloat16})
+    assert agent.max_new_tokens == config["policy"]["max_new_tokens"]
+    fake_hub.clear()
+    build_policy(load_config("smoke", ["policy.model='gpt2'"]))  # "auto": the checkpoint's
+    assert fake_hub[1][0] == "gpt2" and list(fake_hub[1][1].values()) == ["auto"]
+
+
+def test_the_cli_agent_and_model_flags_take_hub_ids(fake_hub, no_network, capsys):
+    code = main(["eval", "--config", "smoke", "--agent", HUB_ID, "--tasks", "1", "--no-progress"])
+    assert code == 0, capsys.readouterr().err
+    assert fake_hub[0][0] == HUB_ID and f"{HUB_ID} on 1 test tasks" in capsys.readouterr().out
+    assert load_config("smoke", [f"policy.model='{HUB_ID}'"])["policy"]["model"] == HUB_ID
+
+
+@pytest.mark.parametrize("name", ["./no-such-model", "/no/such/model", "~/no-such-model", "a/b/c"])
+def test_a_missing_model_path_is_named(name, fake_hub):
+    assert is_local_path(name)
+    with pytest.raises(FileNotFoundError, match=re.escape(repr(name))):
+        build_policy(load_config("smoke", [f"policy.model='{name}'"]))
+    assert fake_hub == []  # refused before from_pretrained
+
+
+def test_an_uncached_hub_id_offline_fails_with_one_clear_line(monkeypatch, no_network, capsys):
+    from huggingface_hub import constants
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)  # read when the client is imported
+    name = "sweetrl-gym-tests/never-cached-model"
+    assert not is_local_path(name)
+    with pytest.raises(OSError, match="HF_HUB_OFFLINE") as info:
+        build_policy(load_config("smoke", [f"policy.model='{name}'"]))
+    assert repr(name) in str(info.value) and "\n" not in str(info.value)
+    code = main(["eval", "--config", "smoke", "--agent", name, "--tasks", "1"])
+    err = capsys.readouterr().err.strip()
+    assert code == 1 and len(err.splitlines()) == 1 and "HF_HUB_OFFLINE" in err
+
+
+def test_policy_dtype_is_checked():
+    with pytest.raises(ConfigError, match=r"policy\.dtype"):
+        load_config("smoke", ["policy.dtype='float8'"])
+    assert load_config("paper")["policy"]["dtype"] == "bfloat16"
+
+
+@pytest.mark.parametrize("name", config_names())
+def test_bundled_training_settings_are_settings_of_their_algorithms(name):
+    config = load_config(name)
+    check_training_settings(config, config["methods"]["run"])
+
+
+def test_the_fsdp_config_is_fsdp2_on_8_processes_and_the_paper_configs_name_hub_ids():
+    import yaml
+
+    fsdp = yaml.safe_load((CONFIG_DIR / "accelerate_fsdp_8gpu.yaml").read_text())
+    assert fsdp["distributed_type"] == "FSDP" and fsdp["num_processes"] == 8
+    assert fsdp["fsdp_config"]["fsdp_version"] == 2
+    header = (CONFIG_DIR / "paper.toml").read_text()
+    assert "accelerate launch --config_file benchmarks/configs/accelerate_fsdp_8gpu.yaml" in header
+    for name in ("paper", "paper-1gpu"):
+        config = load_config(name)
+        assert config["policy"]["model"] == HUB_ID and config["policy"]["dtype"] == "bfloat16"
+        assert config["env"]["simulator_model"] == "meta-llama/Llama-3.1-70B-Instruct"
+        assert all(
+            "critic_model" not in s for s in config["methods"].values() if isinstance(s, dict)
+        )
+    training = load_config("paper-1gpu")["training"]
+    assert training["lora_rank"] > 0 and training["gradient_checkpointing"] is True
+
+
+def test_a_missing_critic_model_path_is_named_before_training(tmp_path):
+    from benchmarks.compare import fit_method
+    from sweetrl_gym import TrajectoryBuffer
+
+    config = load_config("smoke", ["methods.sweet-rl.critic_model='./no-such-critic'"])
+    with pytest.raises(FileNotFoundError, match=r"\[methods\.sweet-rl\] critic_model"):
+        fit_method("sweet-rl", config, TrajectoryBuffer(), tmp_path / "sweet-rl")
+    assert not (tmp_path / "sweet-rl").exists()

@@ -1,0 +1,198 @@
+"""Typed training items and the collate steps that tokenize them.
+
+Items are plain data (strings and floats), so they can be cached as JSON in the run
+directory and resumed; a stage's ``collate`` turns a list of items into one tokenized
+batch, and a loss is ``loss(model, batch)`` with no tokenization inside. A dialogue is
+one sequence with per-turn action masks (:func:`algorithms.logprobs.encode_dialogues`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import torch
+
+from algorithms.logprobs import TokenizedTurns
+
+__all__ = [
+    "Dialogue",
+    "DialogueBatch",
+    "DialoguePair",
+    "TurnPairBatch",
+    "TurnPairItem",
+    "collate_dialogue_pairs",
+    "collate_dialogues",
+    "collate_turn_pairs",
+    "from_json",
+    "to_json",
+]
+
+_Item = TypeVar("_Item")
+
+
+@dataclass(frozen=True)
+class Dialogue:
+    """One trajectory as a scored model reads it.
+
+    Attributes:
+        prompts: Each turn's formatted prompt (chat template applied).
+        actions: Each turn's action.
+        reference: Each turn's value under the frozen reference (a log-prob sum or
+            mean, per the algorithm); empty when the algorithm needs none.
+
+    """
+
+    prompts: tuple[str, ...]
+    actions: tuple[str, ...]
+    reference: tuple[float, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "prompts", tuple(self.prompts))
+        object.__setattr__(self, "actions", tuple(self.actions))
+        object.__setattr__(self, "reference", tuple(float(v) for v in self.reference))
+        if len(self.prompts) != len(self.actions) or not self.prompts:
+            raise ValueError(
+                f"a dialogue needs one prompt per action and at least one turn, got "
+                f"{len(self.prompts)} prompts and {len(self.actions)} actions"
+            )
+        if self.reference and len(self.reference) != len(self.actions):
+            raise ValueError(
+                f"{len(self.reference)} reference values for {len(self.actions)} turns"
+            )
+
+
+@dataclass(frozen=True)
+class DialoguePair:
+    """A better and a worse trajectory of one task (SWEET-RL's critic, Multi-turn DPO)."""
+
+    chosen: Dialogue
+    rejected: Dialogue
+
+
+@dataclass(frozen=True)
+class TurnPairItem:
+    """Two actions for one turn with the frozen policy's summed log-probs (SWEET-RL's policy).
+
+    Attributes:
+        prompt: The turn's formatted prompt.
+        chosen: The preferred action.
+        rejected: The other action.
+        reference_chosen: Summed log-prob of ``chosen`` under the frozen policy.
+        reference_rejected: Summed log-prob of ``rejected`` under the frozen policy.
+
+    """
+
+    prompt: str
+    chosen: str
+    rejected: str
+    reference_chosen: float
+    reference_rejected: float
+
+
+@dataclass
+class DialogueBatch:
+    """Dialogues tokenized one row each, with per-turn bookkeeping.
+
+    Attributes:
+        turns: The tokens (``turns.turn_index`` numbers the turns across dialogues).
+        dialogue_index: ``(num_turns,)`` which dialogue each turn belongs to.
+        reference: ``(num_turns,)`` the frozen reference values (zeros if none).
+        num_dialogues: How many dialogues (pairs lay them out chosen, rejected, ...).
+
+    """
+
+    turns: TokenizedTurns
+    dialogue_index: torch.Tensor
+    reference: torch.Tensor
+    num_dialogues: int
+
+
+@dataclass
+class TurnPairBatch:
+    """Turn pairs tokenized: rows ``[0, n)`` are the chosen actions, ``[n, 2n)`` the rejected.
+
+    Attributes:
+        turns: One row per (prompt, action).
+        reference_chosen: ``(n,)`` frozen summed log-probs of the chosen actions.
+        reference_rejected: ``(n,)`` the same for the rejected actions.
+
+    """
+
+    turns: TokenizedTurns
+    reference_chosen: torch.Tensor
+    reference_rejected: torch.Tensor
+
+    @property
+    def num_pairs(self) -> int:
+        """Return the number of pairs."""
+        return int(self.reference_chosen.shape[0])
+
+
+def collate_dialogues(
+    encode: Callable[[Sequence[tuple[Sequence[str], Sequence[str]]]], TokenizedTurns],
+) -> Callable[[Sequence[Dialogue]], DialogueBatch]:
+    """Return a collate step for dialogues, tokenized with ``encode`` (one row each)."""
+
+    def collate(dialogues: Sequence[Dialogue]) -> DialogueBatch:
+        turns = encode([(d.prompts, d.actions) for d in dialogues])
+        index = [i for i, d in enumerate(dialogues) for _ in d.actions]
+        reference = [
+            value
+            for d in dialogues
+            for value in (d.reference if d.reference else (0.0,) * len(d.actions))
+        ]
+        return DialogueBatch(
+            turns=turns,
+            dialogue_index=torch.tensor(index, dtype=torch.long),
+            reference=torch.tensor(reference, dtype=torch.float32),
+            num_dialogues=len(dialogues),
+        )
+
+    return collate
+
+
+def collate_dialogue_pairs(
+    encode: Callable[[Sequence[tuple[Sequence[str], Sequence[str]]]], TokenizedTurns],
+) -> Callable[[Sequence[DialoguePair]], DialogueBatch]:
+    """Return a collate step for dialogue pairs: dialogues ``2i`` (chosen) and ``2i + 1``."""
+    collate = collate_dialogues(encode)
+    return lambda pairs: collate([d for p in pairs for d in (p.chosen, p.rejected)])
+
+
+def collate_turn_pairs(
+    encode: Callable[[Sequence[str], Sequence[str]], TokenizedTurns],
+) -> Callable[[Sequence[TurnPairItem]], TurnPairBatch]:
+    """Return a collate step for turn pairs, tokenized with ``encode(prompts, actions)``."""
+
+    def collate(pairs: Sequence[TurnPairItem]) -> TurnPairBatch:
+        prompts = [p.prompt for p in pairs]
+        actions = [p.chosen for p in pairs] + [p.rejected for p in pairs]
+        return TurnPairBatch(
+            turns=encode(prompts * 2, actions),
+            reference_chosen=torch.tensor([p.reference_chosen for p in pairs]),
+            reference_rejected=torch.tensor([p.reference_rejected for p in pairs]),
+        )
+
+    return collate
+
+
+def to_json(items: Sequence[Any]) -> list[dict[str, Any]]:
+    """Return dataclass items as JSON-ready dicts (for the run directory's cache)."""
+    return [dataclasses.asdict(item) for item in items]
+
+
+def from_json(kind: type[_Item], data: Sequence[dict[str, Any]]) -> list[_Item]:
+    """Rebuild items of dataclass ``kind`` (nested dataclasses too) from :func:`to_json`."""
+    hints = {f.name: f.type for f in dataclasses.fields(kind)}
+    nested = {name: {"Dialogue": Dialogue}.get(str(hint)) for name, hint in hints.items()}
+    out = []
+    for row in data:
+        values = {
+            key: nested[key](**value) if nested.get(key) is not None else value
+            for key, value in row.items()
+        }
+        out.append(kind(**values))
+    return out

@@ -1,0 +1,112 @@
+"""Work split across processes: sharded passes, gathered results, full state dicts.
+
+Under ``accelerate launch`` (or ``torchrun``) every process runs the same algorithm code.
+Passes that need no gradient — reference log-probs, critic scores, best-of-n sampling —
+are split by rank and gathered, so N processes do them N times faster and nobody waits
+at a barrier for hours (NCCL's default timeout is 10 minutes). Every rank makes the
+same number of model calls, so a sharded model's collectives (FSDP2 all-gathers) match.
+With one process these helpers are plain loops.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import torch
+
+__all__ = ["full_state_dict", "is_main_process", "map_sharded", "process_count", "wait"]
+
+_Item = TypeVar("_Item")
+_Result = TypeVar("_Result")
+
+
+def _state() -> Any:
+    from accelerate import PartialState
+
+    return PartialState()
+
+
+def process_count() -> int:
+    """Return the number of processes of this run (1 without a launcher)."""
+    return _state().num_processes
+
+
+def is_main_process() -> bool:
+    """Whether this process is the one that writes files."""
+    return _state().is_main_process
+
+
+def wait() -> None:
+    """Barrier across processes (a no-op with one process)."""
+    _state().wait_for_everyone()
+
+
+def map_sharded(
+    items: Sequence[_Item],
+    compute: Callable[[list[_Item]], list[_Result]],
+    *,
+    batch_size: int,
+) -> list[_Result]:
+    """Apply ``compute`` to ``items`` in chunks, split across processes; every rank gets all.
+
+    Rank ``r`` takes a contiguous share of ``ceil(len / N)`` items (the last share is
+    padded with repeats of the first item, whose results are dropped) and calls
+    ``compute`` on chunks of ``batch_size``: every rank makes the same number of calls
+    with the same chunk sizes, so collectives inside ``compute`` line up.
+
+    Args:
+        items: The work, in order.
+        compute: Maps a chunk of items to one result per item (JSON-like values or
+            tensors on the CPU; they travel with ``all_gather_object``).
+        batch_size: Items per ``compute`` call.
+
+    Returns:
+        One result per item, in ``items`` order, on every process.
+
+    Raises:
+        ValueError: If ``compute`` returns a different number of results than items.
+
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    items = list(items)
+    if not items:
+        return []
+    state = _state()
+    count, rank = state.num_processes, state.process_index
+    share = math.ceil(len(items) / count)
+    mine = items[rank * share : (rank + 1) * share]
+    real = len(mine)
+    mine += [items[0]] * (share - real)
+    results: list[_Result] = []
+    for start in range(0, share, batch_size):
+        chunk = mine[start : start + batch_size]
+        out = list(compute(chunk))
+        if len(out) != len(chunk):
+            raise ValueError(f"compute returned {len(out)} results for {len(chunk)} items")
+        results += out
+    if count == 1:
+        return results
+    gathered: list[Any] = [None] * count
+    torch.distributed.all_gather_object(gathered, results[:real])
+    return [result for part in gathered for result in part]
+
+
+def full_state_dict(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """Return ``model``'s whole state dict on the CPU, gathering shards (FSDP2) if needed.
+
+    Collective when the model is sharded: call it on every process. Plain and
+    DDP-unwrapped models just return their own state dict.
+    """
+    sharded = any(
+        type(p).__name__ == "DTensor" for p in model.parameters()
+    )  # FSDP2 parameters are DTensors
+    if not sharded:
+        return model.state_dict()
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+
+    return get_model_state_dict(
+        model, options=StateDictOptions(full_state_dict=True, cpu_offload=True)
+    )

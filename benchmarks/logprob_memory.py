@@ -1,0 +1,455 @@
+"""Log-prob memory: peak memory and time of scoring a multi-turn dialogue, old vs new.
+
+Reads top to bottom: build one deterministic ColBench-like dialogue (``--turns`` agent
+turns, about ``--tokens`` tokens in all) and format each turn's prompt with the model's
+chat template and the agent's system prompt -> score its turns four ways, each in its
+own fresh process so that its peak memory is its own: {old, new} x {forward only,
+forward + backward} -> report, for each, the peak memory above the process's memory
+just before scoring (CPU: peak resident set size, ``VmHWM`` after resetting it; CUDA:
+``max_memory_allocated``), the wall time and the per-turn log-probs; then the ratios
+new/old and the largest per-turn difference.
+
+* OLD is the computation before issue 14, copied below as :func:`_old_turn_logprobs`:
+  one row per turn holding that turn's whole prefix (``O(turns x length)`` tokens) and
+  the full-vocabulary fp32 logits ``(turns, length, vocab)``.
+* NEW is :func:`algorithms.logprobs.encode_dialogues` (the dialogue as one row) and
+  :func:`algorithms.logprobs.turn_logprobs` (the output head applied in chunks, only
+  at the positions that predict action tokens).
+
+Target: new/old peak memory <= 0.5 and per-turn log-probs equal to 1e-4 (per-token
+means: absolute difference; sums: relative to their size, as fp32 itself rounds a sum
+of -1000 nats to ~6e-5).
+
+    python -m benchmarks.logprob_memory --model default --turns 8 --tokens 3000
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import platform
+import random
+import re
+import threading
+import time
+import traceback
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+from benchmarks.output import emit_result
+
+__all__ = ["MODES", "VARIANTS", "main", "make_dialogue", "run_benchmark", "run_variant"]
+
+_RESULTS = Path(__file__).parent / "results" / "logprob_memory.json"
+MODES = ("no_grad", "grad")
+"""Forward only, or forward + backward."""
+VARIANTS = tuple(f"{side}_{mode}" for mode in MODES for side in ("old", "new"))
+"""``{old,new}_{no_grad,grad}``: implementation x mode."""
+TOLERANCE = 1e-4
+MEMORY_TARGET = 0.5
+
+# -- 1. A deterministic ColBench-like dialogue ---------------------------------------------
+
+_NAMES = "shipping_cost late_fee grade_report bonus_points loyalty_discount".split()
+_THINGS = (
+    "the order total|the weight in kilograms|each late day|the grace period|the bonus|"
+    "an empty list|negative amounts|the rounding|the return value|the member level"
+).split("|")
+_RULES = (
+    "is capped at 50 dollars|rounds to two decimals|counts only after the third day|"
+    "doubles for premium members|is ignored when zero|applies before the tax|"
+    "is returned as a float|raises a ValueError"
+).split("|")
+
+
+def _sentence(rng: random.Random) -> str:
+    return f"{rng.choice(_THINGS).capitalize()} {rng.choice(_RULES)}."
+
+
+def _question(rng: random.Random) -> str:
+    return f"What should happen with {rng.choice(_THINGS)}? Does it {rng.choice(_RULES)}?"
+
+
+def _answer(rng: random.Random, name: str) -> str:
+    body = [f"def {name}(total, weight, days=0, member=False):", "    cost = 0.0"]
+    for _ in range(rng.randint(3, 6)):
+        body += [
+            f"    if days > {rng.randint(1, 9)}:",
+            f"        cost += {rng.randint(1, 99)} / 100",
+        ]
+    return "I WANT TO ANSWER:\n" + "\n".join([*body, "    return round(cost, 2)"])
+
+
+def make_dialogue(agent: Any, turns: int, tokens: int, seed: int = 0) -> tuple[list, list]:
+    """Return ``(prompts, actions)`` of a ``turns``-turn dialogue of about ``tokens`` tokens.
+
+    The user's messages grow a sentence at a time (round robin) until the last prompt,
+    its action and the end token reach ``tokens``; the agent asks ``turns - 1``
+    questions, then answers with code.
+    """
+    rng = random.Random(seed)
+    name = rng.choice(_NAMES)
+    users = [f"I need a Python function `{name}`. {_sentence(rng)}"]
+    users += [_sentence(rng) for _ in range(turns - 1)]
+    actions = [_question(rng) for _ in range(turns - 1)] + [_answer(rng, name)]
+
+    def prompts() -> list[str]:
+        chats, messages = [], []
+        for user, action in zip(users, actions):
+            messages.append({"role": "user", "content": user})
+            chats.append(list(messages))
+            messages.append({"role": "assistant", "content": action})
+        return agent.format_prompts(chats)
+
+    def length() -> int:
+        ids = agent.tokenizer([prompts()[-1], actions[-1]], add_special_tokens=False)["input_ids"]
+        return len(ids[0]) + len(ids[1]) + 1
+
+    grow = 0
+    while length() < tokens:
+        users[grow % turns] += " " + _sentence(rng)
+        grow += 1
+    return prompts(), actions
+
+
+# -- 2. The two implementations -------------------------------------------------------------
+
+
+def _old_turn_logprobs(model: Any, tokenizer: Any, prompts: list, actions: list) -> Any:
+    """Score turns as before issue 14 (the baseline): rows per turn, full fp32 logits.
+
+    A copy of the old ``encode_turns`` + ``turn_logprobs`` (``max_length=None``, all
+    rows in one forward pass), kept here so the comparison needs no old checkout.
+    """
+    import torch
+
+    prompt_ids = tokenizer(prompts, add_special_tokens=False)["input_ids"]
+    action_ids = tokenizer(actions, add_special_tokens=False)["input_ids"]
+    rows = [(p, [*a, tokenizer.eos_token_id]) for p, a in zip(prompt_ids, action_ids)]
+    width = max(len(p) + len(a) for p, a in rows)
+    input_ids = torch.full((len(rows), width), tokenizer.pad_token_id, dtype=torch.long)
+    attention_mask = torch.zeros((len(rows), width), dtype=torch.long)
+    action_mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for row, (prompt, action) in enumerate(rows):
+        input_ids[row, : len(prompt) + len(action)] = torch.tensor([*prompt, *action])
+        attention_mask[row, : len(prompt) + len(action)] = 1
+        action_mask[row, len(prompt) : len(prompt) + len(action)] = 1
+    device = next(model.parameters()).device
+    input_ids, attention_mask = input_ids.to(device), attention_mask.to(device)
+    logits = model(input_ids=input_ids, attention_mask=attention_mask).logits
+    logits = logits[:, :-1].float()
+    token_logps = logits.gather(-1, input_ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+    token_logps = token_logps - torch.logsumexp(logits, dim=-1)
+    mask = action_mask[:, 1:].to(device).float()
+    total, count = (token_logps * mask).sum(dim=1), mask.sum(dim=1)
+    shape = {"rows": len(rows), "padded_tokens": input_ids.numel()}
+    return total, total / count.clamp(min=1), shape
+
+
+def _new_turn_logprobs(model: Any, tokenizer: Any, prompts: list, actions: list) -> Any:
+    from algorithms.logprobs import encode_dialogues, turn_logprobs
+
+    turns = encode_dialogues(tokenizer, [(prompts, actions)])
+    logps = turn_logprobs(model, turns)
+    shape = {"rows": len(turns), "padded_tokens": turns.input_ids.numel()}
+    return logps.sum, logps.mean, shape
+
+
+# -- 3. One variant, in its own fresh process ----------------------------------------------
+
+
+def _status_kib(field: str) -> int:
+    text = Path("/proc/self/status").read_text()
+    return int(re.search(rf"^{field}:\s+(\d+)", text, re.MULTILINE).group(1))
+
+
+class _PeakMemory:
+    """Peak memory from a starting point: CUDA allocator stats, or the CPU's peak RSS."""
+
+    def __init__(self, device: str):
+        self.device = device
+
+    def start(self) -> None:
+        import torch
+
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+            self.base = torch.cuda.memory_allocated()
+            return
+        self.base = _status_kib("VmRSS") * 1024
+        # Writing 5 resets the kernel's peak-RSS mark (VmHWM) to the current RSS.
+        Path("/proc/self/clear_refs").write_text("5")
+
+    def peak_mb(self) -> float:
+        import torch
+
+        if self.device == "cuda":
+            torch.cuda.synchronize()
+            return (torch.cuda.max_memory_allocated() - self.base) / 2**20
+        return (_status_kib("VmHWM") * 1024 - self.base) / 2**20
+
+
+def _load_model(name: str, device: str) -> tuple[Any, Any]:
+    if name == "tiny":
+        from agents.tiny_model import make_tiny_lm
+
+        model, tokenizer = make_tiny_lm(seed=0)
+        return model.to(device), tokenizer
+    from agents import load_default_model
+
+    return load_default_model(device=device)
+
+
+def run_variant(variant: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """Measure one variant in this (fresh) process; returns a JSON-able dict."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    if settings["memory_limit_gb"]:
+        _guard_memory(settings["memory_limit_gb"])
+    import torch
+    import transformers
+
+    from agents import TransformersAgent
+
+    transformers.logging.set_verbosity_error()
+    transformers.logging.disable_progress_bar()  # "Loading weights" from every process
+    if settings["threads"]:
+        torch.set_num_threads(settings["threads"])
+    device = settings["device"]
+    model, tokenizer = _load_model(settings["model"], device)
+    agent = TransformersAgent(model, tokenizer, device=device)
+    prompts, actions = make_dialogue(agent, settings["turns"], settings["tokens"], settings["seed"])
+    score = _old_turn_logprobs if variant.startswith("old") else _new_turn_logprobs
+    grad = not variant.endswith("no_grad")
+
+    def once(turns: int) -> tuple[Any, Any, dict[str, int]]:
+        with torch.set_grad_enabled(grad):
+            total, mean, shape = score(model, tokenizer, prompts[:turns], actions[:turns])
+            if grad:
+                mean.sum().backward()
+        return total.detach(), mean.detach(), shape
+
+    once(1)  # warm up (thread pools, kernels) on the shortest turn, outside the measure
+    model.zero_grad(set_to_none=True)
+    gc.collect()
+    meter = _PeakMemory(device)
+    meter.start()
+    start = time.perf_counter()
+    total, mean, shape = once(len(prompts))
+    if device == "cuda":
+        torch.cuda.synchronize()
+    seconds = time.perf_counter() - start
+    peak = meter.peak_mb()
+    return {
+        "peak_memory_mb": round(peak, 1),
+        "baseline_mb": round(meter.base / 2**20, 1),
+        "seconds": round(seconds, 3),
+        **shape,
+        "turn_logprob_sums": [float(x) for x in total],
+        "turn_logprob_means": [float(x) for x in mean],
+        "dialogue_tokens": len(tokenizer(prompts[-1], add_special_tokens=False)["input_ids"])
+        + len(tokenizer(actions[-1], add_special_tokens=False)["input_ids"])
+        + 1,
+        "vocab_size": int(model.get_output_embeddings().weight.shape[0]),
+        "model": getattr(model, "name_or_path", type(model).__name__),
+        "torch_threads": torch.get_num_threads(),
+    }
+
+
+_OVER_LIMIT = 86
+"""Exit status of a variant's process that went over ``--memory-limit-gb``."""
+
+
+def _guard_memory(limit_gb: float) -> None:
+    """End this process when its resident memory passes ``limit_gb``.
+
+    On a shared machine an old variant too big for it must not wake the OOM killer (who
+    may pick someone else's process): a thread polls ``VmRSS`` and exits first.
+    """
+    limit_kib = limit_gb * 2**20
+
+    def watch() -> None:
+        while _status_kib("VmRSS") < limit_kib:
+            time.sleep(0.01)
+        os._exit(_OVER_LIMIT)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def _child(variant: str, settings: dict[str, Any], send: Any) -> None:
+    try:
+        send.send(("ok", run_variant(variant, settings)))
+    except BaseException:
+        send.send(("error", traceback.format_exc()))
+
+
+def _in_fresh_process(variant: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """Run one variant in a new interpreter (spawn): its memory is measured alone."""
+    context = get_context("spawn")
+    receive, send = context.Pipe(duplex=False)
+    process = context.Process(target=_child, args=(variant, settings, send), daemon=True)
+    process.start()
+    send.close()
+    try:
+        status, payload = receive.recv()
+    except EOFError:  # it died without a word
+        status, payload = "died", None
+    process.join()
+    if status == "ok":
+        return payload
+    if process.exitcode == _OVER_LIMIT:
+        return {"over_memory_limit_gb": settings["memory_limit_gb"]}
+    if status == "error":
+        raise RuntimeError(f"the {variant!r} process failed:\n{payload}")
+    raise RuntimeError(
+        f"the {variant!r} process died (exit status {process.exitcode}), most likely out of "
+        "memory; lower --tokens or set --memory-limit-gb"
+    )
+
+
+def _memory_available_gb() -> float | None:
+    try:
+        text = Path("/proc/meminfo").read_text()
+    except OSError:
+        return None
+    return int(re.search(r"^MemAvailable:\s+(\d+)", text, re.MULTILINE).group(1)) / 2**20
+
+
+# -- 4. All variants, compared ----------------------------------------------------------------
+
+
+def _compare(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """Compare NEW with OLD for one mode (forward only, or forward + backward)."""
+    if "over_memory_limit_gb" in new:
+        return {"error": f"the new variant went over {new['over_memory_limit_gb']} GB"}
+    if "over_memory_limit_gb" in old:
+        # OLD needed more than the limit above its own starting memory (about NEW's).
+        room_mb = old["over_memory_limit_gb"] * 1024 - new["baseline_mb"]
+        at_most = round(new["peak_memory_mb"] / room_mb, 3)
+        return {
+            "ratio_peak_memory": None,
+            "ratio_peak_memory_at_most": at_most,
+            "ratio_seconds": None,
+            "equal": None,
+            "meets_memory_target": at_most <= MEMORY_TARGET,
+        }
+    # Per-token means absolutely; sums relative to their size (fp32 itself cannot hold
+    # a sum of -1000 nats closer than ~6e-5).
+    means = max(abs(a - b) for a, b in zip(old["turn_logprob_means"], new["turn_logprob_means"]))
+    sums = max(
+        abs(a - b) / max(1.0, abs(a))
+        for a, b in zip(old["turn_logprob_sums"], new["turn_logprob_sums"])
+    )
+    ratio = round(new["peak_memory_mb"] / old["peak_memory_mb"], 3)
+    return {
+        "ratio_peak_memory": ratio if old["peak_memory_mb"] > 0 else None,
+        "ratio_seconds": round(new["seconds"] / old["seconds"], 3),
+        "max_difference_means": float(f"{means:.3g}"),
+        "max_relative_difference_sums": float(f"{sums:.3g}"),
+        "equal": max(means, sums) <= TOLERANCE,
+        "meets_memory_target": old["peak_memory_mb"] > 0 and ratio <= MEMORY_TARGET,
+    }
+
+
+def run_benchmark(
+    model: str = "default",
+    *,
+    turns: int = 8,
+    tokens: int = 3000,
+    threads: int = 0,
+    seed: int = 0,
+    memory_limit_gb: float | None = None,
+) -> dict[str, Any]:
+    """Measure every variant in its own process and compare them; returns the result.
+
+    Args:
+        model: ``"default"`` (SmolLM2-135M, embedded) or ``"tiny"`` (random init).
+        turns: Agent turns in the dialogue.
+        tokens: About how many tokens the whole dialogue has.
+        threads: Torch CPU threads (0: torch's default).
+        seed: Seeds the dialogue's text.
+        memory_limit_gb: A variant's process ends when its resident memory passes this
+            (0: no limit; default: 80% of the memory available now); the result then
+            says so and bounds the ratio instead of measuring it.
+
+    Raises:
+        DefaultModelNotInstalled: If ``model="default"`` and it is not installed.
+
+    """
+    import torch
+
+    if model == "default":
+        from agents.default_model import default_gguf_path
+
+        default_gguf_path()  # say so now if it is missing, not from four processes
+    if memory_limit_gb is None:
+        available = _memory_available_gb()
+        memory_limit_gb = round(0.8 * available, 1) if available else 0.0
+    settings = {
+        "model": model,
+        "turns": turns,
+        "tokens": tokens,
+        "threads": threads,
+        "seed": seed,
+        "memory_limit_gb": memory_limit_gb,
+        "device": "cuda" if torch.cuda.is_available() else "cpu",
+    }
+    runs = {variant: _in_fresh_process(variant, settings) for variant in VARIANTS}
+    modes = {mode: _compare(runs[f"old_{mode}"], runs[f"new_{mode}"]) for mode in MODES}
+    new = runs["new_no_grad"]
+    return {
+        "machine": {
+            "cpu_count": os.cpu_count(),
+            "processor": platform.processor() or platform.machine(),
+            "python": platform.python_version(),
+            "torch": torch.__version__,
+            "device": torch.cuda.get_device_name() if settings["device"] == "cuda" else "cpu",
+            "memory": "CUDA max_memory_allocated - allocated before"
+            if settings["device"] == "cuda"
+            else "peak RSS (VmHWM, reset just before) - RSS before",
+        },
+        "settings": settings,
+        "model": new.get("model"),
+        "vocab_size": new.get("vocab_size"),
+        "dialogue_tokens": new.get("dialogue_tokens"),
+        "variants": runs,
+        **modes,
+        "equal_within_tolerance": all(m.get("equal") is not False for m in modes.values()),
+        "meets_memory_target": all(m.get("meets_memory_target") for m in modes.values()),
+        "target": f"new/old peak memory <= {MEMORY_TARGET}; per-turn log-probs equal to "
+        f"{TOLERANCE:g} (per-token means: absolute; sums: relative)",
+    }
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Run the benchmark; returns (and writes) the results."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", choices=("tiny", "default"), default="default")
+    parser.add_argument("--turns", type=int, default=8)
+    parser.add_argument("--tokens", type=int, default=3000, help="about this many in all")
+    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: default)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--memory-limit-gb",
+        type=float,
+        help="end a variant's process above this resident memory (0: never; default: 80%% "
+        "of the memory available at the start)",
+    )
+    parser.add_argument("--out", type=Path, default=_RESULTS)
+    args = parser.parse_args(argv)
+    result = run_benchmark(
+        args.model,
+        turns=args.turns,
+        tokens=args.tokens,
+        threads=args.threads,
+        seed=args.seed,
+        memory_limit_gb=args.memory_limit_gb,
+    )
+    return emit_result(result, args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""``sweetrl compare`` on 2 CPU processes (torchrun, gloo): episodes split, merged once each."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sweetrl_gym import TrajectoryBuffer
+from tests.distributed.launch import run_on_processes
+
+pytestmark = pytest.mark.slow
+
+# Odd counts, so that the 2 processes get unequal shares.
+TRAIN_TASKS, SAMPLES, TEST_TASKS = 3, 3, 3
+
+
+def compare(out: Path, *, fsdp: bool) -> str:
+    """Run the smoke comparison on 2 processes; return its standard output."""
+    args = [
+        "tests.distributed.run_compare",
+        "--debug",  # a failure shows its traceback (run_on_processes prints the output)
+        "compare",
+        "--config",
+        "smoke",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--train-tasks",
+        str(TRAIN_TASKS),
+        "--samples",
+        str(SAMPLES),
+        "--test-tasks",
+        str(TEST_TASKS),
+    ]
+    return run_on_processes(args, nproc=2, fsdp=fsdp, timeout=900).stdout
+
+
+def played(path: Path) -> list[tuple[int, int]]:
+    """``(task_index, sample)`` of every episode of a collection file, in file order."""
+    buffer = TrajectoryBuffer.load(path)
+    return [(t.metadata["task_index"], t.metadata["sample"]) for t in buffer]
+
+
+def check_run(out: Path, stdout: str) -> dict:
+    train = played(out / "data" / "train.jsonl")
+    assert train == [(i, j) for j in range(SAMPLES) for i in range(TRAIN_TASKS)]  # plan order
+    assert played(out / "data" / "demonstrations-oracle.jsonl") == [
+        (i, 0) for i in range(TRAIN_TASKS)
+    ]
+    results = json.loads((out / "results.json").read_text())
+    assert results["processes"] == 2
+    evaluated = [name for name, record in results["methods"].items() if record["eval"]]
+    assert "zero-shot" in evaluated
+    for name in evaluated:
+        assert played(out / "eval" / f"{name}.jsonl") == [(i, 0) for i in range(TEST_TASKS)]
+        assert results["methods"][name]["eval"]["num_episodes"] == TEST_TASKS
+        assert (out / "eval" / f"{name}.metrics.json").is_file()
+    for name, record in results["methods"].items():
+        if name != "zero-shot":
+            assert record["fit"]["status"] in ("trained", "skipped"), name
+            assert (out / "methods" / name / "fit.json").is_file()
+    assert not list(out.rglob("*.part*.jsonl"))  # every share was merged
+    assert (out / "results.md").is_file() and (out / "config.json").is_file()
+    assert stdout.count("results: ") == 1  # only the main process reports
+    return results
+
+
+def test_compare_on_two_processes_ddp_and_resume(tmp_path):
+    out = tmp_path / "ddp"
+    results = check_run(out, compare(out, fsdp=False))
+    assert all(r["fit"]["status"] == "trained" for n, r in results["methods"].items() if r["fit"])
+    stamps = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.suffix in (".jsonl", ".json")}
+    stamps = {p: s for p, s in stamps.items() if p.name != "results.json"}
+    compare(out, fsdp=False)  # resumes: nothing is played, trained or evaluated again
+    assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
+
+
+def test_compare_on_two_processes_fsdp2(tmp_path):
+    out = tmp_path / "fsdp"
+    check_run(out, compare(out, fsdp=True))
