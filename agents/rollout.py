@@ -27,6 +27,7 @@ from tqdm.auto import tqdm
 
 from agents.base import Agent, PrivilegedAgent
 from sweetrl_gym.jsonl_files import drop_truncated_tail
+from sweetrl_gym.processes import process_state
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn, append_jsonl
 
 __all__ = ["Episode", "collect", "merge_parts", "part_path", "plan_episodes"]
@@ -278,7 +279,7 @@ def _collect_on_processes(
     run: functools.partial[TrajectoryBuffer], out: str | Path | None, resume: bool, progress: bool
 ) -> TrajectoryBuffer:
     """``shard="auto"``: every process plays its share; all get the whole buffer."""
-    state = _process_state()
+    state = process_state()
     if state.num_processes == 1:
         return run(resume=resume, progress=progress, shard=None)
     shard = (state.process_index, state.num_processes)
@@ -309,18 +310,6 @@ def _collect_on_processes(
         merge_parts(path)
     state.wait_for_everyone()
     return run(resume=True, progress=False, shard=None, play=False)
-
-
-def _process_state() -> Any:
-    """Return ``accelerate.PartialState``, on the CPU when ``ACCELERATE_USE_CPU`` says so.
-
-    ``PartialState()`` alone ignores that variable (``Accelerator`` reads it), so a CPU
-    run under ``torchrun`` would look like one process.
-    """
-    from accelerate import PartialState
-    from accelerate.utils import parse_flag_from_env
-
-    return PartialState(cpu=parse_flag_from_env("ACCELERATE_USE_CPU"))
 
 
 def _collect(

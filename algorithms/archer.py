@@ -84,8 +84,8 @@ class ArCHerConfig(TrainingConfig):
         critic_uses_reference: Append :data:`REFERENCE_HINT` (the ground truth) to the
             critic's system prompt (our choice: off, ArCHer's critic sees what the
             policy sees).
-        critic_model: Local path of a causal LM to initialise the critic from (loaded
-            with ``AutoModelForCausalLM.from_pretrained``, with its own tokenizer);
+        critic_model: A hub id or local folder of a causal LM to initialise the critic
+            from (``AutoModelForCausalLM.from_pretrained``, with its own tokenizer);
             ``None``: a copy of the policy's model (our choice).
         normalise_advantages: Standardise the advantages over all of the buffer's turns
             before the actor update (our choice: on). Done once over the whole buffer,
@@ -472,9 +472,7 @@ class ArCHer(Algorithm):
         prompts = self.policy_prompts(turns)
         items = [
             ActorExample(prompt, turn.action, advantage, weight)
-            for prompt, turn, advantage, weight in zip(
-                prompts, turns, advantages, weights.tolist()
-            )
+            for prompt, turn, advantage, weight in zip(prompts, turns, advantages, weights.tolist())
         ]
         stage = self._policy_stage("policy", items, self._policy_loss, self._collate_actor)
         policy_metrics = self._run_stage(stage)

@@ -184,7 +184,15 @@ class Algorithm(ABC):
             is_main=is_main_process(),
         )
         logger = MetricsLogger(run.tensorboard_dir, enabled=run.is_main)
-        return Trainer(self.config, run, logger, self.callbacks, self, self.policy.model)
+        trainer = Trainer(self.config, run, logger, self.callbacks, self, self.policy.model)
+        if self.config.lora_rank and trainer.accelerator.distributed_type.value == "FSDP":
+            logger.close()
+            raise ValueError(
+                "LoRA under FSDP is not supported: adapters share one base, which FSDP would "
+                "shard once per stage; launch with DDP (the adapters are small) or set "
+                "lora_rank=0"
+            )
+        return trainer
 
     def _close_trainer(self, trainer: Trainer) -> None:
         self.history = list(trainer.logger.history)

@@ -23,9 +23,9 @@ _Result = TypeVar("_Result")
 
 
 def _state() -> Any:
-    from accelerate import PartialState
+    from sweetrl_gym.processes import process_state
 
-    return PartialState()
+    return process_state()
 
 
 def process_count() -> int:

@@ -36,6 +36,7 @@ import torch
 from torch.utils.checkpoint import checkpoint
 
 __all__ = [
+    "HEAD_CHUNK_SIZE",
     "TokenizedTurns",
     "TurnLogProbs",
     "encode_dialogues",
@@ -253,12 +254,13 @@ def encode_dialogues(
 ) -> TokenizedTurns:
     """Tokenize whole dialogues, one row each: every turn's log-probs in one sequence.
 
-    A dialogue's row is its first prompt, first action and end token, then the text the
-    second prompt adds after that, the second action and end token, and so on; prompts
-    and actions are tokenized apart, as at generation time. The row's tokens are those
-    each turn gets alone (its full prompt tokenized, then its action), so a packed turn
-    scores exactly as in :func:`encode_turns`, in ``O(length)`` instead of
-    ``O(turns x length)`` tokens.
+    A dialogue's row is its first prompt, first action and end token, then what the
+    second prompt adds after that, the second action and end token, and so on: the last
+    turn's prompt and action, with every turn's action tokens counted. Prompts and
+    actions are tokenized apart, as at generation time, and a dialogue is packed only
+    where turn ``t + 1``'s prompt tokens start with turn ``t``'s prompt, action and end
+    tokens, so each packed turn sees exactly the tokens :func:`encode_turns` gives it
+    and scores the same, in ``O(length)`` instead of ``O(turns x length)`` tokens.
 
     A dialogue falls back to one row per turn, exactly as :func:`encode_turns` encodes
     it (same truncation), when packing would change what a turn sees: a chat template
@@ -352,12 +354,15 @@ def _chunkable_head(model: Any) -> torch.nn.Module | None:
     for part in (config, getattr(config, "text_config", None)):
         for name in _POST_HEAD_TRANSFORMS:
             value = getattr(part, name, None) if part is not None else None
-            if value is not None and not (name != "final_logit_softcapping" and value == 1):
+            neutral = name != "final_logit_softcapping" and value == 1  # a scale of 1
+            if value is not None and not neutral:
                 return None
     return head
 
 
-def _chunk_logps(head_forward: Callable[..., Any], hidden: torch.Tensor, targets: torch.Tensor):
+def _chunk_logps(
+    head_forward: Callable[..., Any], hidden: torch.Tensor, targets: torch.Tensor
+) -> torch.Tensor:
     """Log-softmax of one chunk's logits at the target tokens (fp32, as the full path)."""
     logits = head_forward(hidden.unsqueeze(0))[0].float()
     picked = logits.gather(-1, targets.unsqueeze(-1)).squeeze(-1)

@@ -71,7 +71,7 @@ SCALES: dict[str, dict[str, list[str]]] = {
         "render": "--pages 8".split(),
         "rollout": "--tasks 8 --num-envs 8 --max-turns 2 --max-new-tokens 32".split(),
         "dpo": "--pairs 4 --batch-size 2".split(),
-        "logprobs": "--turns 8 --tokens 1000".split(),
+        "logprobs": "--turns 8 --tokens 500".split(),
     },
     # The budgets of the standalone scripts.
     "full": {
@@ -470,13 +470,13 @@ def _run_logprobs(argv: list[str], raw_dir: Path, tiny: bool) -> tuple[dict[str,
             room = round(old["over_memory_limit_gb"] * 1024 - new["baseline_mb"], 1)
             baseline = Measure("one row per turn, full logits: over the limit", room, "MB")
             notes = f"{work}; the old way passed the {old['over_memory_limit_gb']} GB limit "
-            notes += "and was stopped, so the ratio is an upper bound"
+            notes += "and was stopped, so the ratio is an upper bound; lower is better"
         else:
             baseline = Measure("one row per turn, full logits", old["peak_memory_mb"], "MB")
             notes = (
                 f"{work}; seconds {new['seconds']:g} vs {old['seconds']:g}; rows "
                 f"{new['rows']} vs {old['rows']}; per-turn log-probs equal to 1e-4: "
-                f"{compared['equal']}"
+                f"{compared['equal']}; lower is better"
             )
         rows.append(_row("logprobs", name, ours, baseline, better="lower", notes=notes))
     return result, rows

@@ -98,7 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "LOCAL_RANK" in os.environ:  # started by accelerate launch / torchrun
             # Fix the process state before any model is placed (PartialState() alone
             # would take a CPU run for a single process).
-            from benchmarks.compare import process_state
+            from sweetrl_gym.processes import process_state
 
             process_state()
         return int(args.handler(args) or 0)
@@ -575,7 +575,7 @@ def _check_training_settings(algo: str, config: dict[str, Any]) -> None:
 
 def _is_main() -> bool:
     """Whether this is the main process (the only one under no launcher)."""
-    from benchmarks.compare import process_state
+    from sweetrl_gym.processes import process_state
 
     return bool(process_state().is_main_process)
 

@@ -34,6 +34,7 @@ from typing import Any
 import sweetrl_gym  # noqa: F401 - registers the environments
 from benchmarks.experiment_config import DTYPES
 from sweetrl_gym import TrajectoryBuffer
+from sweetrl_gym.processes import process_state
 
 __all__ = [
     "build_policy",
@@ -42,7 +43,6 @@ __all__ = [
     "fit_method",
     "is_local_path",
     "load_pretrained",
-    "process_state",
     "resolve_model_source",
     "run_comparison",
     "scripted_agent",
@@ -371,19 +371,6 @@ def _evaluate(
         path.write_text(json.dumps(metrics, indent=2) + "\n")
     state.wait_for_everyone()
     return metrics
-
-
-def process_state() -> Any:
-    """Return this process's ``accelerate.PartialState`` (no launcher: rank 0 of 1).
-
-    On the CPU when ``ACCELERATE_USE_CPU`` says so (``accelerate launch --cpu``): a bare
-    ``PartialState()`` ignores that variable, and a CPU run under ``torchrun`` would
-    look like one process. The first call fixes the state for the whole process.
-    """
-    from accelerate import PartialState
-    from accelerate.utils import parse_flag_from_env
-
-    return PartialState(cpu=parse_flag_from_env("ACCELERATE_USE_CPU"))
 
 
 def run_comparison(

@@ -16,6 +16,11 @@ new/old and the largest per-turn difference.
   :func:`algorithms.logprobs.turn_logprobs` (the output head applied in chunks, only
   at the positions that predict action tokens).
 
+With gradients, both sides' peaks include the parameters' gradients (one model's worth).
+A variant whose process passes ``--memory-limit-gb`` (default: 80% of the memory
+available at the start) is stopped before the OOM killer steps in; the result then says
+so and gives an upper bound of the ratio instead of the ratio.
+
 Target: new/old peak memory <= 0.5 and per-turn log-probs equal to 1e-4 (per-token
 means: absolute difference; sums: relative to their size, as fp32 itself rounds a sum
 of -1000 nats to ~6e-5).

@@ -87,9 +87,9 @@ def place_model(model: Any, device: Any = None) -> Any:
     if device is None:
         if model_device(model).type != "cpu":
             return model
-        from accelerate import PartialState
+        from sweetrl_gym.processes import process_state
 
-        device = PartialState().device
+        device = process_state().device
     return model.to(device)
 
 

@@ -394,3 +394,21 @@ def test_through_a_peft_lora_model(tiny):
     assert len(trainable) == len(chunked_grads) > 0
     for mine, theirs in zip(chunked_grads, trainable):
         assert torch.allclose(mine, theirs, atol=1e-5, rtol=1e-4)
+
+
+def test_a_model_without_an_output_head_to_find_takes_the_full_logits_path(tiny):
+    model, tokenizer, prompts, actions = tiny
+
+    class Custom(torch.nn.Module):  # no get_output_embeddings, no .module: nothing to patch
+        def __init__(self):
+            super().__init__()
+            self.lm = model
+
+        def forward(self, **kwargs):
+            return self.lm(**kwargs)
+
+    turns = encode_turns(tokenizer, prompts, actions)
+    with torch.no_grad():
+        got, _ = token_logprobs(Custom(), turns)
+        expected, _ = full_logits_reference(model, turns)
+    assert torch.allclose(got, expected, atol=1e-5)

@@ -14,9 +14,7 @@ def _fit(dtype, shared_buffer):
     start = {k: v.detach().float().clone() for k, v in model.named_parameters()}
     policy = TransformersAgent(model, tokenizer, device="cpu", max_new_tokens=8, seed=0)
     # lr 1e-5: each AdamW update (~lr) is below bf16's resolution for these weights.
-    algo = RejectionFT(
-        policy, **{**FAST, "learning_rate": 1e-5, "batch_size": 1, "num_epochs": 3}
-    )
+    algo = RejectionFT(policy, **{**FAST, "learning_rate": 1e-5, "batch_size": 1, "num_epochs": 3})
     algo.fit(shared_buffer)
     after = dict(policy.model.named_parameters())
     deltas = {k: after[k].detach().float() - start[k] for k in start}

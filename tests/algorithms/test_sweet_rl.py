@@ -175,3 +175,30 @@ def test_clear_errors(shared_buffer, tiny_policy):
         SweetRL(tiny_policy, **SMALL).fit(stripped)
     with pytest.raises(RuntimeError, match="fit_critic"):
         SweetRL(tiny_policy, **SMALL).score_actions([{"role": "user", "content": "hi"}], {}, ["a"])
+
+
+def test_scores_after_fit_and_load_use_the_critics_frozen_start(shared_buffer, tmp_path):
+    """The advantage's reference is the initial weights, not the trained policy."""
+    policy = fresh_policy()
+    initial = fresh_policy().model  # the same seed: the weights the critic started from
+    algo = SweetRL(policy, **SMALL)
+    algo.fit(shared_buffer)
+    trajectory = shared_buffer[0]
+    turn = trajectory.turns[1]
+    actions = ["What should it return?", "I WANT TO ANSWER: def f(): pass"]
+    prompt = critic_prompts(policy, [(turn, trajectory.reference)])[0]
+    encoded = algo.encode([prompt, prompt], actions)
+    with torch.no_grad():
+        critic = turn_logprobs(algo.critic, encoded).mean
+        start = turn_logprobs(initial, encoded).mean
+        trained = turn_logprobs(policy.model, encoded).mean
+    assert not torch.allclose(start, trained)  # the policy did move
+    expected = (0.1 * (critic - start)).tolist()
+    assert algo.score_actions(turn.messages, trajectory.reference, actions) == pytest.approx(
+        expected, abs=1e-5
+    )
+    algo.save(tmp_path / "sweet")
+    loaded = Algorithm.load(tmp_path / "sweet")
+    assert loaded.score_actions(turn.messages, trajectory.reference, actions) == pytest.approx(
+        expected, abs=1e-5
+    )

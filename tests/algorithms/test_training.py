@@ -183,3 +183,40 @@ def test_load_refuses_other_files(tmp_path, shared_buffer, tiny_policy):
 
     with pytest.raises(ValueError, match="holds a RejectionFT"):
         SweetRL.load(tmp_path / "rft")
+
+
+def test_deepspeed_zero3_prepare_gets_an_integer_micro_batch(monkeypatch, shared_buffer):
+    """ZeRO-3 needs a GPU; what reaches ``prepare`` is checked here instead.
+
+    accelerate raises when ``prepare`` gets no data loader and the DeepSpeed config's
+    ``train_micro_batch_size_per_gpu`` is ``"auto"``; the trainer fills it in.
+    """
+    from types import SimpleNamespace
+
+    import accelerate
+    from accelerate.utils import DeepSpeedPlugin
+
+    plugin = DeepSpeedPlugin(zero_stage=3)
+    assert plugin.is_auto("train_micro_batch_size_per_gpu")
+    seen = {}
+
+    class Reached(Exception):
+        pass
+
+    class FakeAccelerator:
+        num_processes = 1
+
+        def __init__(self, **kwargs):
+            self.state = SimpleNamespace(deepspeed_plugin=plugin)
+            seen["kwargs"] = kwargs
+
+        def prepare(self, *objects):
+            seen["objects"] = [type(o).__name__ for o in objects]
+            seen["micro_batch"] = plugin.deepspeed_config["train_micro_batch_size_per_gpu"]
+            raise Reached
+
+    monkeypatch.setattr(accelerate, "Accelerator", FakeAccelerator)
+    with pytest.raises(Reached):
+        RejectionFT(fresh_policy(), **{**FAST, "batch_size": 3}).fit(shared_buffer)
+    assert seen["objects"] == ["LlamaForCausalLM", "AdamW"]  # no scheduler: stepped by us
+    assert seen["micro_batch"] == 3 and not plugin.is_auto("train_micro_batch_size_per_gpu")

@@ -40,7 +40,7 @@ def test_the_whole_report_runs_with_a_tiny_model(tmp_path, capsys):
 
     by_name = {row["name"]: row for row in report["rows"]}
     assert {row["benchmark"] for row in report["rows"]} == set(bench.BENCHMARKS)
-    expected_ok = ["sandbox", "env", "rollout"]
+    expected_ok = ["sandbox", "env", "rollout", "logprobs"]
     if _renderer_ready():
         expected_ok.append("render")
     if importlib.util.find_spec("trl") is not None:
@@ -76,7 +76,7 @@ def test_the_whole_report_runs_with_a_tiny_model(tmp_path, capsys):
         if row["status"] == "ok" and row["ratio"] is not None:
             assert f"| {row['ratio']:.2f}x |" in line
     out = capsys.readouterr().out
-    assert "[1/5] sandbox" in out and "[5/5] dpo" in out and "bench.md" in out
+    assert "[1/6] sandbox" in out and "[5/6] dpo" in out and "bench.md" in out
 
 
 def test_a_missing_trl_skips_only_the_dpo_benchmark(tmp_path, monkeypatch):

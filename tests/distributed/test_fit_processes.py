@@ -108,3 +108,8 @@ def test_lora_on_two_processes_saves_an_adapter_and_merged_weights(tmp_path):
             torch.testing.assert_close(merged(input_ids=ids).logits, logits, rtol=0, atol=1e-4)
             assert (untrained(input_ids=ids).logits - logits).abs().max() > 1e-3  # it trained
     assert (tmp_path / "sweet-rl" / "critic" / "adapter_model.safetensors").exists()
+
+
+def test_lora_under_fsdp_is_refused_with_a_clear_error(tmp_path):
+    with pytest.raises(AssertionError, match="LoRA under FSDP is not supported"):
+        _fit(tmp_path, nproc=2, fsdp=True, lora=True, algorithms=("mt-dpo",))
