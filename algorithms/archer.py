@@ -16,7 +16,12 @@ advantage. Here both run off-policy on a fixed buffer of trajectories:
    the copy is sharded like the critic (one shard per process, no full copy).
 2. **Actor** — ``A(s, a) = min(Q1, Q2)(s, a) - V(s)`` for every turn, computed once with
    the trained critic, weights the summed log-prob of the action:
-   ``loss = -mean(A * log pi(a | s))``.
+   ``loss = -mean(A * log pi(a | s))`` over the turns of ``batch_size`` trajectories.
+
+The critic reads a whole trajectory as one sequence: ``V(s_t)`` at the last token of
+turn t's state and ``Q(s_t, a_t)`` at the end-of-turn token after its action (causal
+attention makes each the value of that prefix alone), so a T-turn dialogue costs O(T)
+tokens, not the O(T^2) of one prefix per turn.
 
 With ``critic_uses_reference=True`` the critic's system prompt also states the task's
 ground truth (the hint SWEET-RL gives its critic), so the critic sees training-time
@@ -45,7 +50,7 @@ from algorithms.losses import (
     td_targets,
     value_regression_loss,
 )
-from algorithms.models import ValueHeadModel, clone_model, encode_texts
+from algorithms.models import ValueHeadModel, clone_model
 from algorithms.trainer import Stage
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn
 
@@ -55,7 +60,7 @@ __all__ = [
     "ArCHer",
     "ArCHerConfig",
     "CriticBatch",
-    "CriticExample",
+    "CriticTrajectory",
     "Transition",
     "build_transitions",
 ]
@@ -79,8 +84,8 @@ class ArCHerConfig(TrainingConfig):
             (ArCHer paper: 0.1).
         critic_learning_rate: AdamW step size of the critic (our choice: 1e-5).
         critic_epochs: Passes of the critic over the buffer's transitions (our choice: 3).
-        critic_batch_size: Transitions per critic forward pass on each process (our
-            choice: 8).
+        critic_batch_size: Trajectories per critic forward pass on each process (each is
+            one sequence; our choice: 8).
         critic_uses_reference: Append :data:`REFERENCE_HINT` (the ground truth) to the
             critic's system prompt (our choice: off, ArCHer's critic sees what the
             policy sees).
@@ -170,72 +175,84 @@ def build_transitions(buffer: Sequence[Trajectory]) -> list[Transition]:
 
 
 @dataclass(frozen=True)
-class CriticExample:
-    """A transition as the critic's texts (plain data: stage items hold no tensors).
+class CriticTrajectory:
+    """A trajectory as the critic reads it (plain data: stage items hold no tensors).
 
     Attributes:
-        state_action: The state followed by the action (``Q``'s input).
-        state: The state alone (``V``'s input).
-        next_state: The next state (``V_target``'s input); ``None`` when ``done``.
-        reward: ``r_t``.
-        done: Whether the transition ends its trajectory.
+        states: Each turn's state, formatted like the policy's prompt (plus the hint).
+        actions: Each turn's action.
+        rewards: Each turn's reward ``r_t``.
+        dones: Whether each turn is terminal (the last always is).
 
     """
 
-    state_action: str
-    state: str
-    next_state: str | None
-    reward: float
-    done: bool
+    states: tuple[str, ...]
+    actions: tuple[str, ...]
+    rewards: tuple[float, ...]
+    dones: tuple[bool, ...]
 
 
 @dataclass
 class CriticBatch:
-    """Critic examples tokenized (right-padded; values are read at each row's last token).
+    """Critic trajectories tokenized, with where each turn's values are read.
 
     Attributes:
-        current: ``(input_ids, attention_mask)`` of the ``n`` state-actions then the ``n``
-            states.
-        following: The same for the next states of the ongoing transitions (or ``None``).
-        ongoing: ``(k,)`` positions (in ``[0, n)``) of the transitions that have a next state.
-        rewards: ``(n,)`` rewards.
-        dones: ``(n,)`` 1.0 where done.
+        tokens: The sequences (one per trajectory, or one per turn where a chat template
+            rewrites history); ``tokens.turn_index`` numbers the turns.
+        state_positions: ``(num_turns, 2)`` ``(row, position)`` of each state's last token.
+        action_positions: ``(num_turns, 2)`` of each action's end-of-turn token.
+        next_turn: ``(num_turns,)`` index of the next turn, ``-1`` where done.
+        rewards: ``(num_turns,)`` rewards.
+        dones: ``(num_turns,)`` 1.0 where done.
 
     """
 
-    current: tuple[torch.Tensor, torch.Tensor]
-    following: tuple[torch.Tensor, torch.Tensor] | None
-    ongoing: torch.Tensor
+    tokens: TokenizedTurns
+    state_positions: torch.Tensor
+    action_positions: torch.Tensor
+    next_turn: torch.Tensor
     rewards: torch.Tensor
     dones: torch.Tensor
 
     @property
     def size(self) -> int:
-        """Return the number of transitions."""
+        """Return the number of turns."""
         return int(self.rewards.shape[0])
+
+    def read(self, model: torch.nn.Module) -> tuple[torch.Tensor, torch.Tensor]:
+        """Return ``model``'s heads at each turn's ``(state + action, state)`` positions."""
+        device = next(model.parameters()).device
+        tokens = self.tokens.to(device)
+        values = model(
+            tokens.input_ids,
+            tokens.attention_mask,
+            torch.cat([self.action_positions, self.state_positions]),
+        )
+        return values[: self.size], values[self.size :]
 
 
 @dataclass(frozen=True)
 class ActorExample:
-    """One turn for the actor update.
+    """One trajectory for the actor update (one sequence).
 
     Attributes:
-        prompt: The turn's prompt in the policy's chat template.
-        action: The turn's action.
-        advantage: The critic's ``min(Q1, Q2) - V`` for it.
-        weight: What multiplies the log-prob (the advantage, standardised if configured).
+        prompts: Each turn's prompt in the policy's chat template.
+        actions: Each turn's action.
+        advantages: The critic's ``min(Q1, Q2) - V`` for each turn.
+        weights: What multiplies each turn's log-prob (the advantage, standardised if
+            configured).
 
     """
 
-    prompt: str
-    action: str
-    advantage: float
-    weight: float
+    prompts: tuple[str, ...]
+    actions: tuple[str, ...]
+    advantages: tuple[float, ...]
+    weights: tuple[float, ...]
 
 
 @dataclass
 class ActorBatch:
-    """Actor examples tokenized, with their weights and advantages."""
+    """Actor trajectories tokenized, with one weight and advantage per turn."""
 
     turns: TokenizedTurns
     weights: torch.Tensor
@@ -313,20 +330,22 @@ class ArCHer(Algorithm):
                 no ``ground_truth`` (the message names the trajectory).
 
         """
-        return [example.state for example in self._critic_examples(build_transitions(buffer))]
+        return [state for item in self._critic_items(buffer) for state in item.states]
 
     def fit_critic(self, buffer: TrajectoryBuffer | Sequence[Trajectory]) -> dict[str, float]:
         """Train the critic by TD learning on the buffer's transitions (the ``"critic"`` stage).
+
+        ``critic_batch_size`` trajectories go through the critic at a time.
 
         Returns:
             The stage's metrics: ``critic/loss``, ``critic/q_loss``, ``critic/v_loss``,
             ``critic/q_mean``, ``critic/v_mean``, ...
 
         """
-        examples = self._critic_examples(build_transitions(buffer))
+        items = self._critic_items(buffer)
         with self._session([t.to_dict() for t in buffer]):
             try:
-                return self._run_stage(self._critic_stage(examples))
+                return self._run_stage(self._critic_stage(items))
             finally:
                 self._target = None  # a whole model copy: free it once the stage is over
 
@@ -334,29 +353,34 @@ class ArCHer(Algorithm):
     def critic_values(self, buffer: Sequence[Trajectory]) -> torch.Tensor:
         """Return the critic's values of every turn, in ``buffer.turns()`` order.
 
-        Under many processes the turns are split across them (every process must call
-        this) and every process gets all the values.
+        Under many processes the trajectories are split across them (every process
+        must call this) and every process gets all the values.
 
         Returns:
             ``(num_turns, 3)`` float32 on the CPU: columns Q1, Q2 (read on state + action)
             and V (read on the state).
 
         """
-        examples = self._critic_examples(build_transitions(buffer))
+        items = self._critic_items(buffer)
         critic = self.critic
         was_training = critic.training
         critic.eval()
 
-        def compute(chunk: list[CriticExample]) -> list[list[float]]:
+        def compute(chunk: list[CriticTrajectory]) -> list[list[list[float]]]:
             batch = self._collate_critic(chunk)
-            values = critic(*(t.to(_device(critic)) for t in batch.current)).float()
-            n = batch.size
-            return torch.stack([values[:n, _Q1], values[:n, _Q2], values[n:, _V]], 1).tolist()
+            q, v = batch.read(critic)
+            rows = torch.stack([q[:, _Q1], q[:, _Q2], v[:, _V]], 1).float().tolist()
+            out, start = [], 0
+            for item in chunk:
+                out.append(rows[start : start + len(item.actions)])
+                start += len(item.actions)
+            return out
 
         try:
-            rows = map_sharded(examples, compute, batch_size=self.config.critic_batch_size)
+            per_trajectory = map_sharded(items, compute, batch_size=self.config.critic_batch_size)
         finally:
             critic.train(was_training)
+        rows = [row for values in per_trajectory for row in values]
         return torch.tensor(rows, dtype=torch.float32) if rows else torch.zeros((0, 3))
 
     def advantages(self, buffer: Sequence[Trajectory]) -> list[float]:
@@ -364,37 +388,51 @@ class ArCHer(Algorithm):
         values = self.critic_values(buffer)
         return (double_q_min(values[:, _Q1], values[:, _Q2]) - values[:, _V]).tolist()
 
-    def _critic_examples(self, transitions: Sequence[Transition]) -> list[CriticExample]:
+    def _critic_items(self, buffer: Sequence[Trajectory]) -> list[CriticTrajectory]:
         hint = REFERENCE_HINT if self.config.critic_uses_reference else None
-
-        def state(turn: Turn, transition: Transition) -> str:
-            where = f"trajectory {transition.trajectory_index} (task {transition.task_id!r})"
-            return critic_prompt(self.policy, turn, transition.reference, hint, where=where)
-
-        examples = []
-        for t in transitions:
-            current = state(t.turn, t)
-            following = None if t.next_turn is None else state(t.next_turn, t)
-            examples.append(
-                CriticExample(current + t.turn.action, current, following, t.reward, t.done)
+        transitions = build_transitions(buffer)
+        items, start = [], 0
+        for index, trajectory in enumerate(buffer):
+            where = f"trajectory {index} (task {trajectory.task_id!r})"
+            steps = transitions[start : start + len(trajectory.turns)]
+            start += len(trajectory.turns)
+            items.append(
+                CriticTrajectory(
+                    states=tuple(
+                        critic_prompt(self.policy, t.turn, t.reference, hint, where=where)
+                        for t in steps
+                    ),
+                    actions=tuple(t.turn.action for t in steps),
+                    rewards=tuple(t.reward for t in steps),
+                    dones=tuple(t.done for t in steps),
+                )
             )
-        return examples
+        return items
 
-    def _encode(self, texts: Sequence[str]) -> tuple[torch.Tensor, torch.Tensor]:
-        return encode_texts(self.critic_tokenizer, texts, max_length=self.config.max_length)
-
-    def _collate_critic(self, batch: Sequence[CriticExample]) -> CriticBatch:
-        ongoing = [i for i, e in enumerate(batch) if not e.done]
-        following = [batch[i].next_state for i in ongoing]
+    def _collate_critic(self, batch: Sequence[CriticTrajectory]) -> CriticBatch:
+        tokens = self.encode_dialogues(
+            [(item.states, item.actions) for item in batch], tokenizer=self.critic_tokenizer
+        )
+        counted = (tokens.turn_index >= 0).nonzero()  # (row, position), positions ascending
+        turn = tokens.turn_index[counted[:, 0], counted[:, 1]]
+        first = torch.full((tokens.num_turns,), tokens.input_ids.shape[1], dtype=torch.long)
+        first = first.scatter_reduce(0, turn, counted[:, 1], reduce="amin")
+        last = torch.zeros(tokens.num_turns, dtype=torch.long)
+        last = last.scatter_reduce(0, turn, counted[:, 1], reduce="amax")
+        row = torch.zeros(tokens.num_turns, dtype=torch.long).scatter(0, turn, counted[:, 0])
+        dones = [done for item in batch for done in item.dones]
         return CriticBatch(
-            current=self._encode([e.state_action for e in batch] + [e.state for e in batch]),
-            following=self._encode(following) if following else None,
-            ongoing=torch.tensor(ongoing, dtype=torch.long),
-            rewards=torch.tensor([e.reward for e in batch], dtype=torch.float32),
-            dones=torch.tensor([float(e.done) for e in batch], dtype=torch.float32),
+            tokens=tokens,
+            state_positions=torch.stack([row, first - 1], 1),
+            action_positions=torch.stack([row, last], 1),
+            next_turn=torch.tensor(
+                [-1 if done else k + 1 for k, done in enumerate(dones)], dtype=torch.long
+            ),
+            rewards=torch.tensor([r for item in batch for r in item.rewards], dtype=torch.float32),
+            dones=torch.tensor(dones, dtype=torch.float32),
         )
 
-    def _critic_stage(self, examples: list[CriticExample]) -> Stage:
+    def _critic_stage(self, items: list[CriticTrajectory]) -> Stage:
         critic = self.critic
         # The target starts as a copy of the critic; made before ``prepare`` (a sharded
         # module cannot be deep-copied) and sharded like the critic in ``setup``.
@@ -419,7 +457,7 @@ class ArCHer(Algorithm):
             name="critic",
             namespace="critic",
             model=critic,
-            items=examples,
+            items=items,
             loss=self._critic_loss,
             learning_rate=self.config.critic_learning_rate,
             num_epochs=self.config.critic_epochs,
@@ -434,20 +472,17 @@ class ArCHer(Algorithm):
     def _critic_loss(
         self, model: torch.nn.Module, batch: CriticBatch
     ) -> tuple[torch.Tensor, dict[str, float]]:
-        n = batch.size
-        device = _device(model)
-        values = model(*(t.to(device) for t in batch.current))
-        q1, q2, v = values[:n, _Q1], values[:n, _Q2], values[n:, _V]
+        q, v = batch.read(model)
+        q1, q2, v = q[:, _Q1], q[:, _Q2], v[:, _V]
         with torch.no_grad():
-            target = self._target(*(t.to(device) for t in batch.current)).float()
-            next_v = torch.zeros(n, device=device)
-            if batch.following is not None:
-                following = self._target(*(t.to(device) for t in batch.following)).float()
-                next_v[batch.ongoing.to(device)] = following[:, _V]
-            q_target = td_targets(
-                batch.rewards.to(device), next_v, batch.dones.to(device), gamma=self.config.gamma
+            target_q, target_v = batch.read(self._target)
+            following = batch.next_turn.to(v.device)
+            next_v = torch.where(
+                following >= 0, target_v[following.clamp(min=0), _V], torch.zeros_like(v)
             )
-            v_target = double_q_min(target[:n, _Q1], target[:n, _Q2])
+            rewards, dones = batch.rewards.to(v.device), batch.dones.to(v.device)
+            q_target = td_targets(rewards, next_v, dones, gamma=self.config.gamma)
+            v_target = double_q_min(target_q[:, _Q1], target_q[:, _Q2])
         q_loss = value_regression_loss(q1, q_target) + value_regression_loss(q2, q_target)
         v_loss = value_regression_loss(v, v_target)
         diagnostics = {
@@ -468,21 +503,27 @@ class ArCHer(Algorithm):
         weights = torch.tensor(advantages, dtype=torch.float64)
         if self.config.normalise_advantages:
             weights = (weights - weights.mean()) / (weights.std(unbiased=False) + 1e-8)
-        turns = [turn for _, turn in buffer.turns()]
-        prompts = self.policy_prompts(turns)
-        items = [
-            ActorExample(prompt, turn.action, advantage, weight)
-            for prompt, turn, advantage, weight in zip(prompts, turns, advantages, weights.tolist())
-        ]
+        items, start = [], 0
+        for trajectory in buffer:
+            end = start + len(trajectory.turns)
+            items.append(
+                ActorExample(
+                    prompts=tuple(self.policy_prompts(trajectory.turns)),
+                    actions=tuple(turn.action for turn in trajectory.turns),
+                    advantages=tuple(advantages[start:end]),
+                    weights=tuple(weights[start:end].tolist()),
+                )
+            )
+            start = end
         stage = self._policy_stage("policy", items, self._policy_loss, self._collate_actor)
         policy_metrics = self._run_stage(stage)
-        return {**critic_metrics, **policy_metrics, "critic/num_transitions": float(len(items))}
+        return {**critic_metrics, **policy_metrics, "critic/num_transitions": float(start)}
 
     def _collate_actor(self, batch: Sequence[ActorExample]) -> ActorBatch:
         return ActorBatch(
-            turns=self.encode([e.prompt for e in batch], [e.action for e in batch]),
-            weights=torch.tensor([e.weight for e in batch], dtype=torch.float32),
-            advantages=torch.tensor([e.advantage for e in batch], dtype=torch.float32),
+            turns=self.encode_dialogues([(e.prompts, e.actions) for e in batch]),
+            weights=torch.tensor([w for e in batch for w in e.weights], dtype=torch.float32),
+            advantages=torch.tensor([a for e in batch for a in e.advantages], dtype=torch.float32),
         )
 
     def _policy_loss(self, model: Any, batch: ActorBatch) -> tuple[torch.Tensor, dict[str, float]]:

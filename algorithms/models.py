@@ -111,13 +111,34 @@ class ValueHeadModel(nn.Module):
         """Turn on gradient checkpointing in the backbone."""
         self.lm.gradient_checkpointing_enable(**kwargs)
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        """Return ``(batch, num_heads)`` values in float32 (inputs right-padded)."""
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor,
+        positions: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """Return values in float32 at each row's last real token, or at ``positions``.
+
+        Args:
+            input_ids: ``(batch, length)`` right-padded.
+            attention_mask: ``(batch, length)``.
+            positions: ``(n, 2)`` ``(row, position)`` pairs to read (e.g. the end of each
+                turn's state in a whole dialogue: causal attention makes it the value of
+                that prefix alone); ``None``: each row's last real token.
+
+        Returns:
+            ``(n, num_heads)`` (``n`` = batch without ``positions``).
+
+        """
         hidden = self.lm.base_model(input_ids=input_ids, attention_mask=attention_mask)
         hidden = hidden.last_hidden_state
-        last = attention_mask.sum(dim=1) - 1
-        picked = hidden[torch.arange(hidden.shape[0], device=hidden.device), last]
-        return self.heads(picked.float())
+        if positions is None:
+            rows = torch.arange(hidden.shape[0], device=hidden.device)
+            columns = attention_mask.sum(dim=1) - 1
+        else:
+            positions = positions.to(hidden.device)
+            rows, columns = positions[:, 0], positions[:, 1]
+        return self.heads(hidden[rows, columns].float())
 
     def save(self, state_dict: dict[str, Any], directory: Path) -> None:
         """Write the backbone (``save_pretrained``) and the heads (safetensors)."""

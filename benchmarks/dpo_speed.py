@@ -479,14 +479,15 @@ def _notes(ours: dict[str, Any], trl: dict[str, Any]) -> list[str]:
         "Log-prob head: TRL's add_fused_lm_head never materializes the (rows, length, "
         "vocab) logits; it projects in [4096 tokens x 32768 vocab] tiles, recomputes them "
         "in backward, and also computes entropy, mean logit and top-1 metrics. Without "
-        "Triton (CPU) it runs in torch and scores every position. Ours materializes the "
-        "logits and a logsumexp over them (algorithms/logprobs.py token_logprobs).",
+        "Triton (CPU) it runs in torch and scores every position. Ours projects only the "
+        "action positions, in checkpointed chunks of 1,024 (algorithms/logprobs.py "
+        "token_logprobs).",
         f"Reference pass: ours {ours['reference_tokens_per_s']} tokens/s on "
         f"{_cores(ours, 'reference_pass')} cores (CPU time / wall time), TRL "
         f"{trl['reference_tokens_per_s']} on {_cores(trl, 'reference_pass')} (ours runs "
-        "chosen and rejected as separate batch-size forwards, TRL both in one forward).",
+        "chosen and rejected together in batch-size chunks, TRL both in one forward).",
         f"Optimizers: ours {ours['optimizer']}; TRL {trl['optimizer']}.",
-        "Ours tokenizes each batch inside the loss (algorithms/sweet_rl.py _policy_loss); "
+        "Ours tokenizes each batch in the stage's collate step (algorithms/batches.py); "
         "TRL tokenizes the dataset before training (in its setup_seconds).",
     ]
     spread = [

@@ -208,3 +208,26 @@ def test_config_rejects_typos_and_bad_values(tiny_policy) -> None:
         ArCHerConfig(critic_epochs=0)
     config = ArCHerConfig()
     assert (config.gamma, config.tau, config.learning_rate) == (0.95, 0.1, 1e-6)
+
+
+def test_one_sequence_per_trajectory_reads_the_values_of_each_turns_prefix(
+    shared_buffer, tiny_policy
+) -> None:
+    """Q and V read inside the whole dialogue equal those of each turn's prefix alone."""
+    from algorithms import encode_turns
+    from algorithms.models import encode_texts
+
+    archer = ArCHer(tiny_policy, **{**FAST, "max_length": 4096})  # every dialogue packs
+    buffer = shared_buffer[:3]
+    values = archer.critic_values(buffer)
+    turns = [turn for _, turn in buffer.turns()]
+    states = archer.critic_inputs(buffer)
+    assert len(states) == len(turns) == values.shape[0]
+    tokenizer = tiny_policy.tokenizer
+    with torch.no_grad():
+        pairs = encode_turns(tokenizer, states, [t.action for t in turns])  # ends at eos
+        q = archer.critic(pairs.input_ids, pairs.attention_mask)
+        v = archer.critic(*encode_texts(tokenizer, states, max_length=10_000))
+    torch.testing.assert_close(values[:, 0], q[:, 0], rtol=0, atol=1e-5)
+    torch.testing.assert_close(values[:, 1], q[:, 1], rtol=0, atol=1e-5)
+    torch.testing.assert_close(values[:, 2], v[:, 2], rtol=0, atol=1e-5)
