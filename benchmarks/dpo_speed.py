@@ -473,8 +473,8 @@ def _notes(ours: dict[str, Any], trl: dict[str, Any]) -> list[str]:
         "precompute_ref_log_probs=True), sigmoid DPO (ours: nll_coef=0).",
         f"Training wall seconds, model forward call / optimizer steps / the rest (backward, "
         f"loss, clipping, data, trainer): ours {_split(ours)}, TRL {_split(trl)}. The "
-        "forward call includes TRL's log-prob head (fused into the model's forward) but "
-        f"not ours (log-softmax over the logits, after the call). Cores used in training: "
+        "forward call includes both log-prob heads (TRL's fused into the model's forward, "
+        f"ours swapped in for the output layer). Cores used in training: "
         f"ours {_cores(ours, 'train')}, TRL {_cores(trl, 'train')}.",
         "Log-prob head: TRL's add_fused_lm_head never materializes the (rows, length, "
         "vocab) logits; it projects in [4096 tokens x 32768 vocab] tiles, recomputes them "
