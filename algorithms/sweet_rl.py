@@ -269,6 +269,12 @@ class SweetRL(Algorithm):
             return adapter_active(self.critic, _CRITIC_ADAPTER)
         return nullcontext()
 
+    def _as_policy(self) -> AbstractContextManager[Any]:
+        """Activate the policy's adapter (LoRA) for the block: candidates come from it."""
+        if is_peft_model(self.policy.model):
+            return adapter_active(self.policy.model, POLICY_ADAPTER)
+        return nullcontext()
+
     def _critic_start_model(self) -> tuple[Any, Callable[[], AbstractContextManager[Any]]]:
         """Return the critic's frozen start and a maker of the context to run it in."""
         if is_peft_model(self.critic):
@@ -518,7 +524,7 @@ class SweetRL(Algorithm):
 
         def sample_and_score(chunk: list[tuple[Trajectory, Turn]]) -> list[list[Any]]:
             prompts = self.policy_prompts([turn for _, turn in chunk])
-            with self.policy_reference():
+            with self._as_policy():
                 candidates = self.policy.generate(
                     prompts,
                     n=self.config.num_candidates,
