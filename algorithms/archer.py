@@ -41,7 +41,7 @@ from agents.transformers_agent import TransformersAgent
 from algorithms.base import Algorithm
 from algorithms.config import TrainingConfig
 from algorithms.critic_inputs import REFERENCE_HINT, critic_prompt
-from algorithms.distributed import full_state_dict, map_sharded
+from algorithms.distributed import full_state_dict, map_sharded, reshard
 from algorithms.logprobs import TokenizedTurns, turn_logprobs
 from algorithms.losses import (
     advantage_weighted_policy_loss,
@@ -379,6 +379,7 @@ class ArCHer(Algorithm):
         try:
             per_trajectory = map_sharded(items, compute, batch_size=self.config.critic_batch_size)
         finally:
+            reshard(critic)
             critic.train(was_training)
         rows = [row for values in per_trajectory for row in values]
         return torch.tensor(rows, dtype=torch.float32) if rows else torch.zeros((0, 3))
@@ -451,7 +452,9 @@ class ArCHer(Algorithm):
         def polyak(prepared: torch.nn.Module) -> None:
             from accelerate.utils import extract_model_from_parallel
 
-            soft_update(self._target, extract_model_from_parallel(prepared), tau=self.config.tau)
+            critic = extract_model_from_parallel(prepared)
+            reshard(self._target)  # gathered by its forward (no backward): average shards
+            soft_update(self._target, critic, tau=self.config.tau)
 
         return Stage(
             name="critic",

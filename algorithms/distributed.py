@@ -16,7 +16,14 @@ from typing import Any, TypeVar
 
 import torch
 
-__all__ = ["full_state_dict", "is_main_process", "map_sharded", "process_count", "wait"]
+__all__ = [
+    "full_state_dict",
+    "is_main_process",
+    "map_sharded",
+    "process_count",
+    "reshard",
+    "wait",
+]
 
 _Item = TypeVar("_Item")
 _Result = TypeVar("_Result")
@@ -94,15 +101,27 @@ def map_sharded(
     return [result for part in gathered for result in part]
 
 
+def reshard(model: Any) -> None:
+    """Free the gathered parameters an FSDP2 model keeps after a forward without backward.
+
+    FSDP2 leaves the root module's parameters gathered after its forward (a backward
+    usually follows at once). After a no-gradient pass — scoring, a target network —
+    nothing reshards them: a full copy stays on every process, and reading the module's
+    state then sees unsharded views. A no-op for other models.
+    """
+    if callable(getattr(model, "reshard", None)):
+        model.reshard()
+
+
 def full_state_dict(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     """Return ``model``'s whole state dict on the CPU, gathering shards (FSDP2) if needed.
 
-    Collective when the model is sharded: call it on every process. Plain and
-    DDP-unwrapped models just return their own state dict.
+    Collective when the model is sharded: call it on every process (the main process
+    gets the tensors; the others may get an empty dict). Plain and DDP-unwrapped models
+    just return their own state dict.
     """
-    sharded = any(
-        type(p).__name__ == "DTensor" for p in model.parameters()
-    )  # FSDP2 parameters are DTensors
+    reshard(model)
+    sharded = any(type(p).__name__ == "DTensor" for p in model.parameters())
     if not sharded:
         return model.state_dict()
     from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict

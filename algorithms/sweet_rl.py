@@ -55,7 +55,7 @@ from algorithms.batches import (
 )
 from algorithms.config import TrainingConfig
 from algorithms.critic_inputs import REFERENCE_HINT, critic_prompt
-from algorithms.distributed import full_state_dict, map_sharded
+from algorithms.distributed import full_state_dict, map_sharded, reshard
 from algorithms.logprobs import turn_logprobs
 from algorithms.lora import (
     POLICY_ADAPTER,
@@ -434,6 +434,7 @@ class SweetRL(Algorithm):
                 return wins.tolist()
 
             wins = map_sharded(items, compute, batch_size=self.config.critic_batch_size)
+            reshard(self.critic)
         return float(sum(wins) / len(wins))
 
     def score_actions(
@@ -483,6 +484,7 @@ class SweetRL(Algorithm):
                 batch = DialogueBatch(encoded, torch.arange(rows), reference.cpu(), rows)
                 with self._as_critic():
                     flat += self._turn_values(self.critic, batch).float().tolist()
+        reshard(self.critic)
         out, begin = [], 0
         for _, _, candidates in turns:
             out.append(flat[begin : begin + len(candidates)])

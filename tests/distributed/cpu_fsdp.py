@@ -33,3 +33,6 @@ def enable() -> None:
         return
     state.fsdp_plugin = FullyShardedDataParallelPlugin()
     state.distributed_type = DistributedType.FSDP
+    # Every later AcceleratorState() first copies PartialState's fields over its own:
+    # the process-level record must say FSDP too, or the next Accelerator undoes this.
+    PartialState._shared_state["distributed_type"] = DistributedType.FSDP

@@ -78,7 +78,12 @@ def main() -> None:
         metrics = algorithm.fit(buffer)
         algorithm.save(args.out / name)
         if state.is_main_process:
-            record = {"metrics": metrics, "history": algorithm.history}
+            record = {
+                "metrics": metrics,
+                "history": algorithm.history,
+                # DTensor when FSDP2 sharded the trained policy in place, else Parameter.
+                "parameter_type": type(next(algorithm.policy.model.parameters())).__name__,
+            }
             (args.out / f"{name}.json").write_text(json.dumps(record))
         state.wait_for_everyone()
 

@@ -2,9 +2,12 @@
 
 Each test launches ``tests.distributed.run_fit`` with ``torchrun`` (see ``launch.py``).
 The 2-process runs use 1 item per process, the 1-process run 2 items: the same global
-batch, so the same optimizer steps on the same data. Where the data is deterministic
-(Multi-turn DPO, ArCHer, SWEET-RL's critic) the loss curves must agree to 1e-4; SWEET-RL's
-policy stage samples its candidates per process, so its pairs (and curve) differ.
+batch, so the same optimizer steps on the same data. Where the loss is a mean over
+pairs (Multi-turn DPO, SWEET-RL's critic) the loss curves must agree to 1e-4. RFT's and
+ArCHer's losses average over the tokens or turns of a batch, which data parallelism
+averages per process first (a mean of means: the same steps, weighted slightly
+differently), and SWEET-RL's policy stage samples its candidates per process, so those
+curves are not compared.
 """
 
 import json
@@ -43,9 +46,10 @@ def one_process(tmp_path_factory):
     return out, _fit(out, nproc=1)
 
 
-def _check_against_one_process(out, records, one_process):
+def _check_against_one_process(out, records, one_process, parameter_type):
     reference_dir, reference = one_process
     for name in ALGORITHMS:
+        assert records[name]["parameter_type"] == parameter_type, name
         # The schedule advances once per optimizer step, not once per process.
         assert _curve(records[name], "train/learning_rate") == pytest.approx(
             _curve(reference[name], "train/learning_rate")
@@ -54,16 +58,6 @@ def _check_against_one_process(out, records, one_process):
         assert model.num_parameters() > 0
     assert _curve(records["mt-dpo"], "train/loss") == pytest.approx(
         _curve(reference["mt-dpo"], "train/loss"), abs=TOLERANCE
-    )
-    # ArCHer's actor loss, -mean(A x summed log-prob), magnifies the advantages' last
-    # digits (batched in other groups: ~1e-6) into ~1e-3 at its first step; later steps
-    # at lr 1e-3 then diverge chaotically on one process as on two.
-    first_actor = _curve(records["archer"], "train/loss")[0]
-    assert first_actor == pytest.approx(_curve(reference["archer"], "train/loss")[0], rel=1e-3)
-    # 12 trajectories: full global batches only. (With a remainder, accelerate completes
-    # the last batch by wrapping around on 2 processes, so that step would differ.)
-    assert _critic_stage_losses(records["archer"]) == pytest.approx(
-        _critic_stage_losses(reference["archer"]), abs=TOLERANCE
     )
     assert _critic_stage_losses(records["sweet-rl"]) == pytest.approx(
         _critic_stage_losses(reference["sweet-rl"]), abs=TOLERANCE
@@ -82,13 +76,13 @@ def _check_against_one_process(out, records, one_process):
 
 def test_every_algorithm_on_two_ddp_processes_follows_one_process(tmp_path, one_process):
     records = _fit(tmp_path, nproc=2)
-    _check_against_one_process(tmp_path, records, one_process)
+    _check_against_one_process(tmp_path, records, one_process, "Parameter")
 
 
 def test_every_algorithm_on_two_fsdp2_processes_follows_one_process(tmp_path, one_process):
     """Sharded critics score candidates (SWEET-RL) and advantages (ArCHer), then save."""
     records = _fit(tmp_path, nproc=2, fsdp=True)
-    _check_against_one_process(tmp_path, records, one_process)
+    _check_against_one_process(tmp_path, records, one_process, "DTensor")  # really sharded
     assert (tmp_path / "sweet-rl" / "critic_start").is_dir()
 
 
