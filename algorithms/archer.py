@@ -470,6 +470,7 @@ class ArCHer(Algorithm):
             collate=self._collate_critic,
             setup=setup,
             on_step=polyak,
+            weigh=lambda batch: float(batch.size),  # a mean over turns
         )
 
     def _critic_loss(
@@ -519,6 +520,7 @@ class ArCHer(Algorithm):
             )
             start = end
         stage = self._policy_stage("policy", items, self._policy_loss, self._collate_actor)
+        stage.weigh = lambda batch: float(batch.weights.numel())  # a mean over turns
         policy_metrics = self._run_stage(stage)
         return {**critic_metrics, **policy_metrics, "critic/num_transitions": float(start)}
 

@@ -99,6 +99,7 @@ class RejectionFT(Algorithm):
         stage = self._policy_stage(
             "policy", items, self._loss, collate_dialogues(self.encode_dialogues)
         )
+        stage.weigh = lambda batch: float(batch.turns.action_mask.sum())  # a token mean
         metrics = self._run_stage(stage)
         return {
             **metrics,

@@ -67,6 +67,12 @@ class Stage:
             prepared and any checkpoint restored (e.g. to build a target network).
         on_step: Called with the prepared model after every optimizer step (e.g. a
             target network's Polyak update), so that losses stay free of side effects.
+        weigh: For a loss that is a mean over a batch's tokens or turns: how many of
+            them a batch has. Under N processes the trainer then scales each process's
+            loss by ``N x local count / global count``, so the averaged gradient is the
+            mean over the whole global batch, as on one process (not a mean of
+            per-process means). ``None``: losses are means over items of equal-size
+            batches, which data parallelism already averages right.
 
     """
 
@@ -83,6 +89,7 @@ class Stage:
     collate: Callable[[list[Any]], Any] | None = None
     setup: Callable[[torch.nn.Module, Any], None] | None = None
     on_step: Callable[[torch.nn.Module], None] | None = None
+    weigh: Callable[[Any], float] | None = None
 
 
 def make_accelerator(config: TrainingConfig, model: torch.nn.Module | None = None) -> Any:
@@ -281,8 +288,11 @@ class Trainer:
                 window_count = 0
                 for items in loader:
                     batch = stage.collate(items) if stage.collate is not None else items
+                    scale = self._global_mean_scale(stage, batch)
                     with accelerator.accumulate(prepared):
                         loss, diagnostics = stage.loss(prepared, batch)
+                        if scale != 1.0:
+                            loss = loss * scale
                         accelerator.backward(loss)
                         grad_norm = None
                         if accelerator.sync_gradients and config.max_grad_norm > 0:
@@ -360,6 +370,15 @@ class Trainer:
             collate_fn=lambda idx: [items[i] for i in idx],
         )
         return self.accelerator.prepare(loader)
+
+    def _global_mean_scale(self, stage: Stage, batch: Any) -> float:
+        """Return ``N x local count / global count`` for a ``weigh``-ed stage (else 1)."""
+        processes = self.accelerator.num_processes
+        if stage.weigh is None or processes == 1:
+            return 1.0
+        local = float(stage.weigh(batch))
+        total = self.accelerator.reduce(torch.tensor([local], device=self.device), reduction="sum")
+        return processes * local / max(float(total[0]), 1e-12)
 
     def _reduce(self, values: dict[str, float]) -> dict[str, float]:
         """Average per-process metrics across processes."""
