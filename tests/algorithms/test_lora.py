@@ -80,3 +80,25 @@ def test_multiturn_dpo_trains_only_the_adapter(shared_buffer):
 def test_archer_says_it_needs_full_fine_tuning(shared_buffer):
     with pytest.raises(ValueError, match="lora_rank=0"):
         ArCHer(fresh_policy(), **LORA).fit(shared_buffer)
+
+
+def test_paper_1gpu_recipe_in_miniature_bf16_base_and_gradient_checkpointing(shared_buffer):
+    """A bf16 frozen base, fp32 adapters, gradient checkpointing: both adapters train."""
+    policy = fresh_policy()
+    policy.model.to(torch.bfloat16)
+    algo = SweetRL(
+        policy,
+        **{**LORA, "gradient_checkpointing": True},
+        critic_learning_rate=1e-3,
+        critic_epochs=1,
+        num_candidates=2,
+        candidate_fraction=0.1,
+        held_out_fraction=0.0,
+    )
+    algo.fit(shared_buffer)
+    params = dict(policy.model.named_parameters())
+    for adapter in ("default", "critic"):
+        b = [p for n, p in params.items() if f"lora_B.{adapter}." in n]
+        assert b and all(p.dtype == torch.float32 for p in b)
+        assert any(p.abs().sum() > 0 for p in b), adapter  # LoRA's B starts at zero
+    assert all(p.dtype == torch.bfloat16 for n, p in params.items() if "base_layer" in n)
