@@ -39,6 +39,7 @@ import torch
 
 from agents.transformers_agent import TransformersAgent
 from algorithms.base import Algorithm
+from algorithms.batches import split_by_lengths
 from algorithms.config import TrainingConfig
 from algorithms.critic_inputs import REFERENCE_HINT, critic_prompt
 from algorithms.distributed import full_state_dict, map_sharded, reshard
@@ -370,11 +371,7 @@ class ArCHer(Algorithm):
             batch = self._collate_critic(chunk)
             q, v = batch.read(critic)
             rows = torch.stack([q[:, _Q1], q[:, _Q2], v[:, _V]], 1).float().tolist()
-            out, start = [], 0
-            for item in chunk:
-                out.append(rows[start : start + len(item.actions)])
-                start += len(item.actions)
-            return out
+            return split_by_lengths(rows, [len(item.actions) for item in chunk])
 
         try:
             per_trajectory = map_sharded(items, compute, batch_size=self.config.critic_batch_size)
@@ -391,12 +388,10 @@ class ArCHer(Algorithm):
 
     def _critic_items(self, buffer: Sequence[Trajectory]) -> list[CriticTrajectory]:
         hint = REFERENCE_HINT if self.config.critic_uses_reference else None
-        transitions = build_transitions(buffer)
-        items, start = [], 0
+        items = []
         for index, trajectory in enumerate(buffer):
             where = f"trajectory {index} (task {trajectory.task_id!r})"
-            steps = transitions[start : start + len(trajectory.turns)]
-            start += len(trajectory.turns)
+            steps = build_transitions([trajectory])
             items.append(
                 CriticTrajectory(
                     states=tuple(
@@ -507,22 +502,28 @@ class ArCHer(Algorithm):
         weights = torch.tensor(advantages, dtype=torch.float64)
         if self.config.normalise_advantages:
             weights = (weights - weights.mean()) / (weights.std(unbiased=False) + 1e-8)
-        items, start = [], 0
-        for trajectory in buffer:
-            end = start + len(trajectory.turns)
-            items.append(
-                ActorExample(
-                    prompts=tuple(self.policy_prompts(trajectory.turns)),
-                    actions=tuple(turn.action for turn in trajectory.turns),
-                    advantages=tuple(advantages[start:end]),
-                    weights=tuple(weights[start:end].tolist()),
-                )
+        lengths = [len(trajectory.turns) for trajectory in buffer]
+        items = [
+            ActorExample(
+                prompts=tuple(self.policy_prompts(trajectory.turns)),
+                actions=tuple(turn.action for turn in trajectory.turns),
+                advantages=tuple(turn_advantages),
+                weights=tuple(turn_weights),
             )
-            start = end
+            for trajectory, turn_advantages, turn_weights in zip(
+                buffer,
+                split_by_lengths(advantages, lengths),
+                split_by_lengths(weights.tolist(), lengths),
+            )
+        ]
         stage = self._policy_stage("policy", items, self._policy_loss, self._collate_actor)
         stage.weigh = lambda batch: float(batch.weights.numel())  # a mean over turns
         policy_metrics = self._run_stage(stage)
-        return {**critic_metrics, **policy_metrics, "critic/num_transitions": float(start)}
+        return {
+            **critic_metrics,
+            **policy_metrics,
+            "critic/num_transitions": float(sum(lengths)),
+        }
 
     def _collate_actor(self, batch: Sequence[ActorExample]) -> ActorBatch:
         return ActorBatch(

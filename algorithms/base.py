@@ -10,17 +10,20 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, ClassVar
 
+import torch
+
 from agents.transformers_agent import TransformersAgent
+from algorithms.batches import Dialogue, split_by_lengths
 from algorithms.callbacks import Callback
 from algorithms.config import TrainingConfig
-from algorithms.distributed import full_state_dict, is_main_process, wait
+from algorithms.distributed import full_state_dict, is_main_process, map_sharded, wait
 from algorithms.logger import MetricsLogger
-from algorithms.logprobs import TokenizedTurns, encode_dialogues, encode_turns
+from algorithms.logprobs import TokenizedTurns, encode_dialogues, encode_turns, turn_logprobs
 from algorithms.lora import (
     POLICY_ADAPTER,
     adapter_active,
@@ -300,6 +303,42 @@ class Algorithm(ABC):
         return encode_dialogues(
             tokenizer or self.policy.tokenizer, dialogues, max_length=self.config.max_length
         )
+
+    def frozen_turn_logprobs(
+        self,
+        model: Any,
+        dialogues: Sequence[Dialogue],
+        *,
+        context: Callable[[], AbstractContextManager[Any]] = nullcontext,
+        mean: bool = False,
+        tokenizer: Any = None,
+    ) -> list[list[float]]:
+        """Each dialogue's per-turn log-probs under a frozen ``model``, split across processes.
+
+        Dialogues are scored ``batch_size`` at a time (one sequence each) without
+        gradients, under the training's autocast and ``context()`` (e.g.
+        :meth:`policy_reference`); every process gets all the values.
+
+        Args:
+            model: The frozen model (the policy's start, a critic's start).
+            dialogues: What it reads.
+            context: Makes the context each pass runs in.
+            mean: Per-turn token means instead of sums.
+            tokenizer: The model's tokenizer (default: the policy's).
+
+        Returns:
+            One list of per-turn values per dialogue.
+
+        """
+
+        def compute(chunk: list[Dialogue]) -> list[list[float]]:
+            encoded = self.encode_dialogues([(d.prompts, d.actions) for d in chunk], tokenizer)
+            with context(), self.trainer.autocast(), torch.no_grad():
+                logps = turn_logprobs(model, encoded)
+            values = (logps.mean if mean else logps.sum).float().tolist()
+            return split_by_lengths(values, [len(d.actions) for d in chunk])
+
+        return map_sharded(dialogues, compute, batch_size=self.config.batch_size)
 
     # -- persistence -----------------------------------------------------------------
 

@@ -9,6 +9,7 @@ one sequence with per-turn action masks (:func:`algorithms.logprobs.encode_dialo
 from __future__ import annotations
 
 import dataclasses
+import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -27,10 +28,12 @@ __all__ = [
     "collate_dialogues",
     "collate_turn_pairs",
     "from_json",
+    "split_by_lengths",
     "to_json",
 ]
 
 _Item = TypeVar("_Item")
+_Value = TypeVar("_Value")
 
 
 @dataclass(frozen=True)
@@ -186,13 +189,27 @@ def to_json(items: Sequence[Any]) -> list[dict[str, Any]]:
 
 def from_json(kind: type[_Item], data: Sequence[dict[str, Any]]) -> list[_Item]:
     """Rebuild items of dataclass ``kind`` (nested dataclasses too) from :func:`to_json`."""
-    hints = {f.name: f.type for f in dataclasses.fields(kind)}
-    nested = {name: {"Dialogue": Dialogue}.get(str(hint)) for name, hint in hints.items()}
-    out = []
-    for row in data:
-        values = {
-            key: nested[key](**value) if nested.get(key) is not None else value
-            for key, value in row.items()
-        }
-        out.append(kind(**values))
+    hints = typing.get_type_hints(kind)
+    nested = {name: hint for name, hint in hints.items() if dataclasses.is_dataclass(hint)}
+    return [
+        kind(
+            **{key: nested[key](**value) if key in nested else value for key, value in row.items()}
+        )
+        for row in data
+    ]
+
+
+def split_by_lengths(values: Sequence[_Value], lengths: Sequence[int]) -> list[list[_Value]]:
+    """Cut a flat list (e.g. every turn's value) into consecutive runs of ``lengths``.
+
+    Raises:
+        ValueError: If the lengths do not add up to the number of values.
+
+    """
+    if sum(lengths) != len(values):
+        raise ValueError(f"{len(values)} values but lengths that add up to {sum(lengths)}")
+    out, start = [], 0
+    for length in lengths:
+        out.append(list(values[start : start + length]))
+        start += length
     return out

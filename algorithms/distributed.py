@@ -20,7 +20,6 @@ __all__ = [
     "full_state_dict",
     "is_main_process",
     "map_sharded",
-    "process_count",
     "reshard",
     "wait",
 ]
@@ -33,11 +32,6 @@ def _state() -> Any:
     from sweetrl_gym.processes import process_state
 
     return process_state()
-
-
-def process_count() -> int:
-    """Return the number of processes of this run (1 without a launcher)."""
-    return _state().num_processes
 
 
 def is_main_process() -> bool:

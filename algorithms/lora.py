@@ -119,6 +119,7 @@ def load_adapter_weights(model: Any, name: str, directory: Path) -> None:
 
     weights = load_file(str(Path(directory) / "adapter_model.safetensors"))
     result = set_peft_model_state_dict(model, weights, adapter_name=name)
-    missing = [key for key in result.unexpected_keys]
-    if missing:
-        raise ValueError(f"{directory}: weights that fit no adapter parameter: {missing[:3]}")
+    if result.unexpected_keys:
+        raise ValueError(
+            f"{directory}: weights that fit no adapter parameter: {result.unexpected_keys[:3]}"
+        )

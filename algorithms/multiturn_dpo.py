@@ -18,7 +18,6 @@ from algorithms.batches import (
     to_json,
 )
 from algorithms.config import TrainingConfig
-from algorithms.distributed import map_sharded
 from algorithms.logprobs import turn_logprobs
 from algorithms.losses import dpo_loss, trajectory_scores
 from algorithms.pairs import TrajectoryPair, trajectory_pairs
@@ -99,18 +98,9 @@ class MultiTurnDPO(Algorithm):
             for pair in pairs
             for t in (pair.chosen, pair.rejected)
         ]
-
-        def reference(chunk: list[Dialogue]) -> list[list[float]]:
-            encoded = self.encode_dialogues([(d.prompts, d.actions) for d in chunk])
-            with self.policy_reference(), self.trainer.autocast(), torch.no_grad():
-                sums = turn_logprobs(self.policy.model, encoded).sum.float().tolist()
-            out, start = [], 0
-            for d in chunk:
-                out.append(sums[start : start + len(d.actions)])
-                start += len(d.actions)
-            return out
-
-        values = map_sharded(dialogues, reference, batch_size=self.config.batch_size)
+        values = self.frozen_turn_logprobs(
+            self.policy.model, dialogues, context=self.policy_reference
+        )
         scored = [Dialogue(d.prompts, d.actions, v) for d, v in zip(dialogues, values)]
         return to_json([DialoguePair(scored[i], scored[i + 1]) for i in range(0, len(scored), 2)])
 

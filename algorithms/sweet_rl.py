@@ -51,6 +51,7 @@ from algorithms.batches import (
     collate_dialogue_pairs,
     collate_turn_pairs,
     from_json,
+    split_by_lengths,
     to_json,
 )
 from algorithms.config import TrainingConfig
@@ -252,8 +253,7 @@ class SweetRL(Algorithm):
             self.critic = self.policy.model  # start = the base, adapters disabled
             return
         if config.critic_model is None:
-            lm = clone_model(self.policy.model)
-            self._critic_start = None  # the policy's model, until the policy trains
+            lm = clone_model(self.policy.model)  # its start: the policy, until that trains
         else:
             from transformers import AutoModelForCausalLM
 
@@ -305,40 +305,29 @@ class SweetRL(Algorithm):
         if self.config.critic_head == "value":
             return [[0.0] * len(d.actions) for d in dialogues]
         model, context = self._critic_start_model()
+        return self.frozen_turn_logprobs(
+            model, dialogues, context=context, mean=self.config.length_normalize
+        )
 
-        def compute(chunk: list[Dialogue]) -> list[list[float]]:
-            encoded = self.encode_dialogues([(d.prompts, d.actions) for d in chunk])
-            with context(), self.trainer.autocast(), torch.no_grad():
-                values = self._per_turn(turn_logprobs(model, encoded)).float().tolist()
-            out, start = [], 0
-            for d in chunk:
-                out.append(values[start : start + len(d.actions)])
-                start += len(d.actions)
-            return out
-
-        return map_sharded(dialogues, compute, batch_size=self.config.batch_size)
+    def _scored_pairs(self, pairs: Sequence[TrajectoryPair]) -> list[DialoguePair]:
+        """Each pair's two trajectories as the critic reads them, with the start's values."""
+        dialogues = [
+            self._critic_dialogue(t) for pair in pairs for t in (pair.chosen, pair.rejected)
+        ]
+        values = self._start_values(dialogues)
+        scored = [Dialogue(d.prompts, d.actions, v) for d, v in zip(dialogues, values)]
+        return [DialoguePair(scored[i], scored[i + 1]) for i in range(0, len(scored), 2)]
 
     def _critic_items(self, pairs: Sequence[TrajectoryPair], name: str) -> list[DialoguePair]:
-        """Critic inputs of each pair with the frozen start's values (computed once, cached)."""
-
-        def compute() -> list[dict[str, Any]]:
-            dialogues = [
-                self._critic_dialogue(t) for pair in pairs for t in (pair.chosen, pair.rejected)
-            ]
-            values = self._start_values(dialogues)
-            scored = [Dialogue(d.prompts, d.actions, v) for d, v in zip(dialogues, values)]
-            return to_json(
-                [DialoguePair(scored[i], scored[i + 1]) for i in range(0, len(scored), 2)]
-            )
-
-        return from_json(DialoguePair, self.trainer.cached(name, compute))
+        """:meth:`_scored_pairs`, computed once per run (cached in the run directory)."""
+        cached = self.trainer.cached(name, lambda: to_json(self._scored_pairs(pairs)))
+        return from_json(DialoguePair, cached)
 
     def _turn_values(self, model: Any, batch: DialogueBatch) -> torch.Tensor:
         """Per-turn critic values: the turn advantage (log-ratio) or the value head's output."""
         device = next(model.parameters()).device
         if self.config.critic_head == "value":
-            texts = batch.turns
-            encoded = texts.to(device)
+            encoded = batch.turns.to(device)
             return model(encoded.input_ids, encoded.attention_mask)[:, 0]
         values = self._per_turn(turn_logprobs(model, batch.turns))
         return turn_advantage(
@@ -419,12 +408,7 @@ class SweetRL(Algorithm):
         if not pairs:
             raise ValueError("critic_accuracy needs at least one pair")
         with self._session(_pairs_fingerprint(pairs)):
-            dialogues = [
-                self._critic_dialogue(t) for pair in pairs for t in (pair.chosen, pair.rejected)
-            ]
-            values = self._start_values(dialogues)
-            scored = [Dialogue(d.prompts, d.actions, v) for d, v in zip(dialogues, values)]
-            items = [DialoguePair(scored[i], scored[i + 1]) for i in range(0, len(scored), 2)]
+            items = self._scored_pairs(pairs)
             collate = self._collate_critic()
 
             def compute(chunk: list[DialoguePair]) -> list[float]:
@@ -485,11 +469,7 @@ class SweetRL(Algorithm):
                 with self._as_critic():
                     flat += self._turn_values(self.critic, batch).float().tolist()
         reshard(self.critic)
-        out, begin = [], 0
-        for _, _, candidates in turns:
-            out.append(flat[begin : begin + len(candidates)])
-            begin += len(candidates)
-        return out
+        return split_by_lengths(flat, [len(candidates) for _, _, candidates in turns])
 
     def _autocast(self) -> AbstractContextManager[Any]:
         return self._fit_trainer.autocast() if self._fit_trainer is not None else nullcontext()

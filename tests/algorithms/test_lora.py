@@ -11,6 +11,7 @@ from tests.algorithms.test_training import fresh_policy
 pytest.importorskip("peft")
 
 LORA = {**FAST, "lora_rank": 4, "lora_alpha": 8.0}
+SWEET_LORA = {**LORA, "critic_learning_rate": 1e-3, "num_candidates": 2}
 
 
 def test_sweet_rl_critic_is_a_second_adapter_on_the_policys_base(shared_buffer, tmp_path):
@@ -18,10 +19,8 @@ def test_sweet_rl_critic_is_a_second_adapter_on_the_policys_base(shared_buffer, 
     base_before = {k: v.clone() for k, v in policy.model.state_dict().items()}
     algo = SweetRL(
         policy,
-        **LORA,
-        critic_learning_rate=1e-3,
+        **SWEET_LORA,
         critic_epochs=2,
-        num_candidates=2,
         candidate_fraction=0.2,
         held_out_fraction=0.25,
         save_merged=True,
@@ -88,10 +87,8 @@ def test_paper_1gpu_recipe_in_miniature_bf16_base_and_gradient_checkpointing(sha
     policy.model.to(torch.bfloat16)
     algo = SweetRL(
         policy,
-        **{**LORA, "gradient_checkpointing": True},
-        critic_learning_rate=1e-3,
+        **{**SWEET_LORA, "gradient_checkpointing": True},
         critic_epochs=1,
-        num_candidates=2,
         candidate_fraction=0.1,
         held_out_fraction=0.0,
     )
