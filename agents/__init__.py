@@ -1,15 +1,16 @@
 """Agents: the protocol, model-backed and scripted policies, rollouts and evaluation."""
 
 from agents.base import Agent, Message, PrivilegedAgent
+from agents.collaborator import ScriptedCollaborator
 from agents.default_model import (
     DEFAULT_MODEL_NAME,
     DefaultModelNotInstalled,
     load_default_agent,
     load_default_model,
 )
-from agents.evaluation import bootstrap_ci, evaluate, summarize
+from agents.evaluation import bootstrap_ci, evaluate, paired_difference, summarize
 from agents.openai_agent import OpenAIAgent
-from agents.prompts import BACKEND_AGENT_PROMPT, FRONTEND_AGENT_PROMPT
+from agents.prompts import BACKEND_AGENT_PROMPT, FRONTEND_AGENT_PROMPT, SHORT_BACKEND_AGENT_PROMPT
 from agents.rollout import Episode, collect, plan_episodes
 from agents.scripted import HumanAgent, ImmediateAnswerAgent, OracleAgent, RandomAgent
 from agents.transformers_agent import TransformersAgent
@@ -18,6 +19,7 @@ __all__ = [
     "BACKEND_AGENT_PROMPT",
     "DEFAULT_MODEL_NAME",
     "FRONTEND_AGENT_PROMPT",
+    "SHORT_BACKEND_AGENT_PROMPT",
     "Agent",
     "DefaultModelNotInstalled",
     "Episode",
@@ -28,12 +30,14 @@ __all__ = [
     "OracleAgent",
     "PrivilegedAgent",
     "RandomAgent",
+    "ScriptedCollaborator",
     "TransformersAgent",
     "bootstrap_ci",
     "collect",
     "evaluate",
     "load_default_agent",
     "load_default_model",
+    "paired_difference",
     "plan_episodes",
     "summarize",
 ]

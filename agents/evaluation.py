@@ -12,7 +12,7 @@ from agents.base import Agent, PrivilegedAgent
 from agents.rollout import collect
 from sweetrl_gym.trajectory import TrajectoryBuffer
 
-__all__ = ["bootstrap_ci", "evaluate", "summarize"]
+__all__ = ["bootstrap_ci", "evaluate", "paired_difference", "summarize"]
 
 
 def evaluate(
@@ -159,3 +159,63 @@ def bootstrap_ci(
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(means, [tail, 1.0 - tail])
     return float(low), float(high)
+
+
+def paired_difference(
+    buffer: TrajectoryBuffer,
+    baseline: TrajectoryBuffer,
+    *,
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> dict[str, float]:
+    """Compare two evaluations of the same tasks: mean differences with paired intervals.
+
+    Each task's score (its samples averaged) is paired with the baseline's score on the
+    same task; the interval is a percentile bootstrap over tasks of the mean paired
+    difference. It is much tighter than comparing two separate intervals, because the
+    tasks' own difficulty cancels out.
+
+    Args:
+        buffer: Episodes of the method.
+        baseline: Episodes of the baseline, on the same tasks.
+        confidence: Coverage of the intervals.
+        resamples: Bootstrap resamples.
+        seed: Seed of the bootstrap.
+
+    Returns:
+        For ``success_rate`` and ``tests_passed`` (``similarity`` on frontend tasks):
+        ``<metric>_diff`` with ``<metric>_diff_ci_low`` / ``_ci_high``; plus ``gained``
+        and ``lost`` (tasks solved by only the method / only the baseline) and
+        ``num_tasks``.
+
+    Raises:
+        ValueError: If either buffer is empty or they hold different tasks.
+
+    """
+    if len(buffer) == 0 or len(baseline) == 0:
+        raise ValueError("cannot compare an empty buffer")
+    mine, theirs = buffer.group_by_task(), baseline.group_by_task()
+    if set(mine) != set(theirs):
+        only = sorted(set(mine) ^ set(theirs))[:3]
+        raise ValueError(f"the two evaluations hold different tasks (e.g. {only})")
+    tasks = list(theirs)
+    score = "similarity" if all("similarity" in t.metadata for t in buffer) else "tests_passed"
+    values = {
+        "success_rate": lambda g: np.mean([t.success for t in g]),
+        score: lambda g: np.mean([t.reward for t in g]),
+    }
+    out: dict[str, float] = {}
+    rng = np.random.default_rng(seed)
+    for name, of in values.items():
+        diffs = np.array([of(mine[task]) - of(theirs[task]) for task in tasks], dtype=float)
+        low, high = bootstrap_ci(diffs, confidence=confidence, resamples=resamples, rng=rng)
+        out[f"{name}_diff"] = float(diffs.mean())
+        out[f"{name}_diff_ci_low"] = low
+        out[f"{name}_diff_ci_high"] = high
+    solved = {task: values["success_rate"](mine[task]) for task in tasks}
+    solved_before = {task: values["success_rate"](theirs[task]) for task in tasks}
+    out["gained"] = float(sum(solved[t] > solved_before[t] for t in tasks))
+    out["lost"] = float(sum(solved[t] < solved_before[t] for t in tasks))
+    out["num_tasks"] = float(len(tasks))
+    return out

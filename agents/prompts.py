@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["BACKEND_AGENT_PROMPT", "FRONTEND_AGENT_PROMPT"]
+__all__ = ["BACKEND_AGENT_PROMPT", "FRONTEND_AGENT_PROMPT", "SHORT_BACKEND_AGENT_PROMPT"]
 
 BACKEND_AGENT_PROMPT = """\
 You are a programming assistant working with a human user who wants a Python function. \
@@ -31,3 +31,10 @@ the rendered page and tells you how it differs from what they want.
 and nothing else.
 - Your answer is judged by how closely the rendered page matches the user's design.
 """
+
+# One line (about 30 tokens instead of 150): for small models trained on the protocol
+# (the warm start), where every prompt token is paid for at each turn of each episode.
+SHORT_BACKEND_AGENT_PROMPT = (
+    "You help a user write a Python function. Ask short questions about the details you "
+    "need, then reply I WANT TO ANSWER: followed by the function's code."
+)

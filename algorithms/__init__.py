@@ -1,4 +1,6 @@
-"""Algorithms: SWEET-RL and its baselines behind ``Algorithm(policy, config).fit(buffer)``.
+"""Algorithms: SWEET-RL, its baselines and behaviour cloning (the warm start).
+
+Each behind ``Algorithm(policy, config).fit(buffer)``.
 
 Also the pieces they are built from: per-turn log-probs, pure losses, preference pairs,
 critic inputs, the training loop and its callbacks. Importing this package imports torch.
@@ -7,6 +9,7 @@ critic inputs, the training loop and its callbacks. Importing this package impor
 from algorithms.archer import ArCHer, ArCHerConfig, Transition, build_transitions
 from algorithms.base import Algorithm
 from algorithms.batches import Dialogue, DialogueBatch, DialoguePair, TurnPairBatch, TurnPairItem
+from algorithms.behavior_cloning import BehaviorCloning, BehaviorCloningConfig
 from algorithms.callbacks import Callback, EvaluateCallback, StopAfterSteps
 from algorithms.config import TrainingConfig
 from algorithms.critic_inputs import REFERENCE_HINT, critic_prompt, critic_prompts
@@ -44,6 +47,8 @@ __all__ = [
     "Algorithm",
     "ArCHer",
     "ArCHerConfig",
+    "BehaviorCloning",
+    "BehaviorCloningConfig",
     "Callback",
     "DPOOutput",
     "Dialogue",

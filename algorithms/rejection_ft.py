@@ -1,15 +1,11 @@
-"""Rejection fine-tuning: supervised learning on the agent turns of the best trajectories."""
+"""Rejection fine-tuning: behaviour cloning on the best of the policy's own trajectories."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from algorithms.base import Algorithm
-from algorithms.batches import Dialogue, DialogueBatch, collate_dialogues
+from algorithms.behavior_cloning import BehaviorCloning
 from algorithms.config import TrainingConfig
-from algorithms.logprobs import token_logprobs
-from algorithms.losses import sft_loss
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer
 
 __all__ = ["RejectionFT", "RejectionFTConfig", "select_trajectories"]
@@ -65,14 +61,13 @@ def select_trajectories(
     return buffer.filter(lambda t: id(t) in chosen)
 
 
-class RejectionFT(Algorithm):
-    """Rejection fine-tuning (the paper's RFT baseline).
+class RejectionFT(BehaviorCloning):
+    """Rejection fine-tuning (the paper's RFT baseline): behaviour cloning on the best.
 
     Keeps the successful (or best-of-k) trajectories and trains the policy to imitate
-    every one of their agent turns: negative log-likelihood of the action tokens given
-    the turn's context, formatted with the policy's own chat template
-    (:func:`algorithms.losses.sft_loss`). A batch is ``batch_size`` trajectories, each one
-    sequence with every agent turn's tokens in the loss.
+    every one of their agent turns, exactly as :class:`~algorithms.BehaviorCloning` does
+    with all of them. A batch is ``batch_size`` trajectories, each one sequence with
+    every agent turn's tokens in the loss.
 
     Example:
         >>> rft = RejectionFT(agent, RejectionFTConfig(learning_rate=1e-5))
@@ -84,7 +79,13 @@ class RejectionFT(Algorithm):
     config_class = RejectionFTConfig
     config: RejectionFTConfig
 
-    def _fit(self, buffer: TrajectoryBuffer) -> dict[str, float]:
+    def select(self, buffer: TrajectoryBuffer) -> TrajectoryBuffer:
+        """Return the trajectories that pass ``select`` (see :func:`select_trajectories`).
+
+        Raises:
+            ValueError: If none does.
+
+        """
         kept = select_trajectories(
             buffer, select=self.config.select, min_reward=self.config.min_reward
         )
@@ -93,21 +94,4 @@ class RejectionFT(Algorithm):
                 f"no trajectory of the {len(buffer)} passes select={self.config.select!r}; "
                 f"collect more (or use select='best_of_k')"
             )
-        items = [
-            Dialogue(self.policy_prompts(t.turns), [turn.action for turn in t.turns]) for t in kept
-        ]
-        stage = self._policy_stage(
-            "policy", items, self._loss, collate_dialogues(self.encode_dialogues)
-        )
-        stage.weigh = lambda batch: float(batch.turns.action_mask.sum())  # a token mean
-        metrics = self._run_stage(stage)
-        return {
-            **metrics,
-            "train/num_trajectories": float(len(kept)),
-            "train/num_turns": float(sum(len(t.turns) for t in kept)),
-        }
-
-    def _loss(self, model: Any, batch: DialogueBatch) -> tuple[Any, dict[str, float]]:
-        device = next(model.parameters()).device
-        token_logps, mask = token_logprobs(model, batch.turns.to(device))
-        return sft_loss(token_logps, mask), {"action_tokens": float(mask.sum())}
+        return kept

@@ -37,6 +37,7 @@ from sweetrl_gym import TrajectoryBuffer
 from sweetrl_gym.processes import process_state
 
 __all__ = [
+    "base_policy",
     "build_policy",
     "check_training_settings",
     "env_kwargs",
@@ -45,11 +46,15 @@ __all__ = [
     "load_pretrained",
     "resolve_model_source",
     "run_comparison",
+    "saved_policy",
     "scripted_agent",
+    "system_prompt",
     "task_set_hash",
 ]
 
 _FRONTEND = "ColBench-Frontend-v0"
+WARM_START = "warm-start"
+# The warm start's name: its fit in methods/warm-start, its evaluation in eval/warm-start.jsonl.
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")  # "org/name"
 
 
@@ -71,7 +76,7 @@ def build_policy(config: Mapping[str, Any], *, evaluation: bool = False) -> Any:
         OSError: If a hub id cannot be loaded (the message says what to check).
 
     """
-    from agents import FRONTEND_AGENT_PROMPT, TransformersAgent, load_default_agent
+    from agents import TransformersAgent, load_default_agent
 
     policy = config["policy"]
     device = policy.get("device", "auto")
@@ -81,9 +86,8 @@ def build_policy(config: Mapping[str, Any], *, evaluation: bool = False) -> Any:
         "batch_size": policy["batch_size"],
         "seed": config["seed"],
         "device": None if device == "auto" else device,
+        "system_prompt": system_prompt(config),
     }
-    if config["env"]["id"] == _FRONTEND:
-        settings["system_prompt"] = FRONTEND_AGENT_PROMPT
     dtype = policy.get("dtype", "auto")
     model = policy["model"]
     if model == "default":
@@ -97,6 +101,49 @@ def build_policy(config: Mapping[str, Any], *, evaluation: bool = False) -> Any:
         return TransformersAgent(lm, tokenizer, **settings)
     lm, tokenizer = load_pretrained(model, dtype=dtype, what="policy.model")
     return TransformersAgent(lm, tokenizer, **settings)
+
+
+def system_prompt(config: Mapping[str, Any]) -> str:
+    """Return the agent's system prompt that ``policy.system_prompt`` names.
+
+    ``"full"``: the agent prompt of the environment; ``"short"``: the one-line backend
+    prompt (frontend runs keep the full one); anything else is the prompt's own text.
+    """
+    from agents import BACKEND_AGENT_PROMPT, FRONTEND_AGENT_PROMPT, SHORT_BACKEND_AGENT_PROMPT
+
+    choice = config["policy"]["system_prompt"]
+    frontend = config["env"]["id"] == _FRONTEND
+    if choice == "full" or (choice == "short" and frontend):
+        return FRONTEND_AGENT_PROMPT if frontend else BACKEND_AGENT_PROMPT
+    if choice == "short":
+        return SHORT_BACKEND_AGENT_PROMPT
+    return str(choice)
+
+
+def base_policy(config: Mapping[str, Any], out: Path, *, evaluation: bool = False) -> Any:
+    """Return a fresh copy of the policy every method starts from.
+
+    With a warm start (``warm_start.demonstrator``), the behaviour-cloned model saved
+    under ``out/methods/warm-start``; without one, the raw model (:func:`build_policy`).
+    """
+    if not config["warm_start"]["demonstrator"]:
+        return build_policy(config, evaluation=evaluation)
+    return saved_policy(out / "methods" / WARM_START / "model", config, evaluation=evaluation)
+
+
+def saved_policy(directory: Path, config: Mapping[str, Any], *, evaluation: bool = False) -> Any:
+    """Load a policy saved by ``Algorithm.save`` with the config's sampling and dtype."""
+    from algorithms import Algorithm
+
+    policy = Algorithm.load(directory).policy
+    settings = config["policy"]
+    policy.temperature = float(settings["eval_temperature" if evaluation else "temperature"])
+    policy.max_new_tokens = int(settings["max_new_tokens"])
+    policy.batch_size = int(settings["batch_size"])
+    if settings.get("dtype", "auto") != "auto":
+        # Training keeps fp32 master weights; sampling runs in the configured dtype.
+        policy.model.to(_torch_dtype(settings["dtype"]))
+    return policy
 
 
 def is_local_path(name: str) -> bool:
@@ -251,19 +298,34 @@ def check_training_settings(config: Mapping[str, Any], names: Iterable[str]) -> 
 
     """
     from algorithms import Algorithm
+    from benchmarks.experiment_config import warm_start_settings
 
-    for name in names:
-        if name == "zero-shot":
-            continue
-        settings = {**config["training"], **config["methods"].get(name, {})}
+    checks = [
+        (
+            name,
+            f"[training] or [methods.{name}]",
+            {**config["training"], **config["methods"].get(name, {})},
+        )
+        for name in names
+        if name != "zero-shot"
+    ]
+    if config["warm_start"]["demonstrator"]:
+        checks.append(("bc", "[training] or [warm_start]", warm_start_settings(config)))
+    for name, where, settings in checks:
         try:
             Algorithm.named(name).config_class().replace(**settings)
         except (TypeError, ValueError) as err:
-            raise ValueError(f"[training] or [methods.{name}] settings: {err}") from err
+            raise ValueError(f"{where} settings: {err}") from err
 
 
 def fit_method(
-    name: str, config: Mapping[str, Any], buffer: TrajectoryBuffer, directory: Path
+    name: str,
+    config: Mapping[str, Any],
+    buffer: TrajectoryBuffer,
+    directory: Path,
+    *,
+    policy: Any = None,
+    settings: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Train one algorithm from a fresh base policy; save it under ``directory/model``.
 
@@ -271,6 +333,14 @@ def fit_method(
     (``directory/fit.json`` exists) is not redone. Under several processes every one
     must call it (training and saving are collective); only the main process writes
     ``fit.json``.
+
+    Args:
+        name: The algorithm (``"rft"``, ``"sweet-rl"``, ``"bc"``, ...).
+        config: The whole comparison config.
+        buffer: Its training data.
+        directory: Where its run, model and ``fit.json`` go.
+        policy: The policy to train (default: :func:`build_policy`'s raw model).
+        settings: Its settings (default: ``[training]`` updated by ``[methods.NAME]``).
 
     Returns:
         ``{"status": "trained", "metrics": ..., "history": ..., "seconds": ...}``, or
@@ -288,14 +358,16 @@ def fit_method(
     if record_path.exists():
         return json.loads(record_path.read_text())
     klass = Algorithm.named(name)
-    settings = {**config["training"], **config["methods"].get(name, {})}
-    settings.setdefault("seed", config["seed"])
+    if settings is None:
+        settings = {**config["training"], **config["methods"].get(name, {})}
+    settings = {"seed": config["seed"], **settings}
     if settings.get("critic_model"):  # a hub id or a local folder, as for policy.model
         settings["critic_model"] = resolve_model_source(
             str(settings["critic_model"]), f"[methods.{name}] critic_model"
         )
     run_dir = directory / "run"
-    algorithm = klass(build_policy(config), output_dir=str(run_dir), **settings)
+    policy = build_policy(config) if policy is None else policy
+    algorithm = klass(policy, output_dir=str(run_dir), **settings)
     start = time.perf_counter()
     try:
         # resume=True: continue an interrupted run, or start one (the same on every
@@ -322,25 +394,26 @@ def fit_method(
 
 
 def scripted_agent(name: str, config: Mapping[str, Any]) -> Any:
-    """Return the scripted agent ``name`` (``oracle``, ``random``, ``immediate``) for ``config``."""
-    from agents import ImmediateAnswerAgent, OracleAgent, RandomAgent
+    """Return the scripted agent ``name`` for ``config``.
+
+    ``oracle``, ``random``, ``immediate`` or ``collaborator`` (the warm start's
+    demonstrator, asking each detail with ``warm_start.ask_probability``).
+    """
+    from agents import ImmediateAnswerAgent, OracleAgent, RandomAgent, ScriptedCollaborator
 
     max_turns = config["env"]["max_turns"]
+    if name == "collaborator":
+        probability = config["warm_start"]["ask_probability"]
+        return ScriptedCollaborator(probability, max_turns=max_turns, seed=config["seed"])
     if name == "oracle":
         return OracleAgent(max_turns=max_turns)
     if name == "random":
         return RandomAgent(max_turns=max_turns, seed=config["seed"])
     if name == "immediate":
         return ImmediateAnswerAgent()
-    raise ValueError(f"no scripted agent {name!r}; choose oracle, random or immediate")
-
-
-def _trained_policy(directory: Path, config: Mapping[str, Any]) -> Any:
-    from algorithms import Algorithm
-
-    policy = Algorithm.load(directory / "model").policy
-    policy.temperature = float(config["policy"]["eval_temperature"])
-    return policy
+    raise ValueError(
+        f"no scripted agent {name!r}; choose oracle, random, immediate or collaborator"
+    )
 
 
 def _evaluate(
@@ -403,17 +476,29 @@ def run_comparison(
     say = print if progress else (lambda *_: None)
     started = time.perf_counter()
 
-    # 1. Training data: the base policy, k samples per task, on the training split.
+    # 0. The warm start (if any): clone a scripted demonstrator on the first training
+    #    tasks; the clone is the base policy of everything that follows.
+    warm = _warm_start(config, out, progress, say)
+    offset = config["warm_start"]["tasks"] if warm is not None else 0
+
+    # 1. Training data: the base policy, k samples per task, on the next training tasks.
     #    shard="auto": each process plays its share; all get the merged buffer.
     train_kwargs = env_kwargs(config, "train")
-    n_train = min(config["data"]["train_tasks"], len(train_kwargs["tasks"]))
+    available = len(train_kwargs["tasks"]) - offset
+    if available < 1:
+        raise ValueError(
+            f"the warm start uses all {len(train_kwargs['tasks'])} training tasks; "
+            "lower warm_start.tasks or widen env.difficulty / env.families"
+        )
+    n_train = min(config["data"]["train_tasks"], available)
+    train_indices = range(offset, offset + n_train)
     k = config["data"]["samples_per_task"]
     say(f"[1/4] collecting {n_train} tasks x {k} episodes with the base policy")
     buffer = collect(
         config["env"]["id"],
-        build_policy(config),
-        task_indices=range(n_train),
-        samples_per_task=config["data"]["samples_per_task"],
+        base_policy(config, out),
+        task_indices=train_indices,
+        samples_per_task=k,
         num_envs=config["data"]["num_envs"],
         split="train",
         seed=config["seed"],
@@ -428,7 +513,7 @@ def run_comparison(
         buffer = buffer + collect(
             config["env"]["id"],
             scripted_agent(name, config),
-            task_indices=range(n_train),
+            task_indices=train_indices,
             num_envs=config["data"]["num_envs"],
             split="train",
             seed=config["seed"],
@@ -440,52 +525,61 @@ def run_comparison(
         )
     gc.collect()
 
-    # 2. Every algorithm from the same buffer, each from a fresh base policy. Every
-    #    process trains (collective); the main process writes fit.json.
+    # 2. Every algorithm from the same buffer, each from a fresh copy of the base policy.
+    #    Every process trains (collective); the main process writes fit.json.
     fits: dict[str, dict[str, Any]] = {}
     trained = [m for m in config["methods"]["run"] if m != "zero-shot"]
     for index, name in enumerate(trained, start=1):
         say(f"[2/4] fitting {name} ({index}/{len(trained)})")
-        fits[name] = fit_method(name, config, buffer, out / "methods" / name)
+        fits[name] = fit_method(
+            name, config, buffer, out / "methods" / name, policy=base_policy(config, out)
+        )
         if fits[name]["status"] == "skipped":
             say(f"      skipped: {fits[name]['reason']}")
 
     # 3. Every method on the same held-out tasks, simulator and seeds (episodes split
-    #    across the processes, each with its own copy of the policy).
+    #    across the processes, each with its own copy of the policy): the raw model
+    #    ("zero-shot"), the warm start, then the trained methods.
     evals: dict[str, dict[str, float]] = {}
-    for name in config["methods"]["run"]:
-        if name != "zero-shot" and fits[name]["status"] != "trained":
-            continue
+    names = [m for m in config["methods"]["run"] if m == "zero-shot"]
+    names += [WARM_START] if warm is not None and warm["status"] == "trained" else []
+    names += [m for m in trained if fits[m]["status"] == "trained"]
+    for name in names:
         say(f"[3/4] evaluating {name}")
-        agent = (
-            build_policy(config, evaluation=True)
-            if name == "zero-shot"
-            else _trained_policy(out / "methods" / name, config)
-        )
+        if name == "zero-shot":
+            agent = build_policy(config, evaluation=True)
+        else:
+            agent = saved_policy(out / "methods" / name / "model", config, evaluation=True)
         evals[name] = _evaluate(name, agent, config, out, progress)
         del agent
         gc.collect()
+    base = WARM_START if WARM_START in evals else "zero-shot"
+    versus = _versus_base(out, base, [n for n in names if n != base], config["seed"])
 
     # 4. The report (main process); the others read it back once it is written.
     test_tasks = env_kwargs(config, "test")["tasks"][: config["eval"]["test_tasks"]]
+    train_tasks = train_kwargs["tasks"][offset : offset + n_train]
+    methods: dict[str, Any] = {}
+    for name in [*names, *[m for m in config["methods"]["run"] if m not in names]]:
+        fit = warm if name == WARM_START else fits.get(name)
+        methods[name] = {"eval": evals.get(name), "fit": fit, "versus_base": versus.get(name)}
     results = {
         "name": config["name"],
         "config": dict(config),
         "seeds": {"comparison": config["seed"], "collect": config["seed"], "eval": config["seed"]},
         "task_sets": {
-            "train": {"tasks": n_train, "sha256": task_set_hash(train_kwargs["tasks"][:n_train])},
+            "train": {"tasks": n_train, "sha256": task_set_hash(train_tasks)},
             "test": {"tasks": len(test_tasks), "sha256": task_set_hash(test_tasks)},
         },
+        "base": base,
+        "warm_start": _warm_start_summary(config, out) if warm is not None else None,
         "demonstrations": list(config["data"]["demonstrations"]),
         "buffer": {
             "episodes": len(buffer),
             "mean_reward": sum(t.reward for t in buffer) / max(1, len(buffer)),
             "success_rate": sum(t.success for t in buffer) / max(1, len(buffer)),
         },
-        "methods": {
-            name: {"eval": evals.get(name), "fit": fits.get(name)}
-            for name in config["methods"]["run"]
-        },
+        "methods": methods,
         "seconds": round(time.perf_counter() - started, 1),
         "processes": state.num_processes,
     }
@@ -494,6 +588,65 @@ def run_comparison(
         write_report(results, out)
     state.wait_for_everyone()
     return json.loads((out / "results.json").read_text())
+
+
+def _warm_start(
+    config: Mapping[str, Any], out: Path, progress: bool, say: Any
+) -> dict[str, Any] | None:
+    """Collect the demonstrator's episodes and clone them (behaviour cloning); cached."""
+    from agents import collect
+    from benchmarks.experiment_config import warm_start_settings
+
+    section = config["warm_start"]
+    if not section["demonstrator"]:
+        return None
+    kwargs = env_kwargs(config, "train")
+    count = min(section["tasks"], len(kwargs["tasks"]))
+    say(f"[0/4] warm start: {count} {section['demonstrator']} demonstrations, then cloning")
+    demos = collect(
+        config["env"]["id"],
+        scripted_agent(section["demonstrator"], config),
+        task_indices=range(count),
+        num_envs=config["data"]["num_envs"],
+        split="train",
+        seed=config["seed"],
+        env_kwargs=kwargs,
+        out=out / "data" / f"{WARM_START}-demonstrations.jsonl",
+        resume=True,
+        progress=progress,
+        shard="auto",
+    )
+    record = fit_method(
+        "bc", config, demos, out / "methods" / WARM_START, settings=warm_start_settings(config)
+    )
+    if record["status"] != "trained":
+        raise ValueError(f"the warm start did not train: {record.get('reason')}")
+    return record
+
+
+def _warm_start_summary(config: Mapping[str, Any], out: Path) -> dict[str, Any]:
+    demos = TrajectoryBuffer.load(out / "data" / f"{WARM_START}-demonstrations.jsonl")
+    return {
+        "demonstrator": config["warm_start"]["demonstrator"],
+        "ask_probability": config["warm_start"]["ask_probability"],
+        "episodes": len(demos),
+        "success_rate": sum(t.success for t in demos) / max(1, len(demos)),
+    }
+
+
+def _versus_base(
+    out: Path, base: str, names: Iterable[str], seed: int
+) -> dict[str, dict[str, float]]:
+    """Paired differences of each method's evaluation from the base's, on the same tasks."""
+    from agents import paired_difference
+
+    reference = TrajectoryBuffer.load(out / "eval" / f"{base}.jsonl")
+    return {
+        name: paired_difference(
+            TrajectoryBuffer.load(out / "eval" / f"{name}.jsonl"), reference, seed=seed
+        )
+        for name in names
+    }
 
 
 def _claim(out: Path, config: Mapping[str, Any]) -> None:

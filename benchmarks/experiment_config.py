@@ -7,13 +7,15 @@ fairly and ``results.json`` can record it whole::
     config["policy"]["model"]   # "tiny"
 
 Sections and their keys (defaults in :data:`DEFAULTS`): ``env`` (which environment and
-simulated human), ``policy`` (the base model and its sampling), ``data`` (training data
-collected with the base policy), ``eval`` (held-out tasks), ``training`` (the
-:class:`~algorithms.TrainingConfig` every algorithm shares) and ``methods`` (which to run,
-plus a table of settings per algorithm, e.g. ``[methods.sweet-rl]``). The ``training``
-and ``methods.NAME`` keys are checked against the algorithms' config classes when a run
-starts (:func:`benchmarks.compare.check_training_settings`), not here, so that this
-module stays free of torch.
+simulated human), ``policy`` (the model and its sampling), ``warm_start`` (behaviour
+cloning of a scripted demonstrator before RL; its result is the base every method starts
+from), ``data`` (training data collected with the base policy), ``eval`` (held-out
+tasks), ``training`` (the :class:`~algorithms.TrainingConfig` every algorithm shares)
+and ``methods`` (which to run, plus a table of settings per algorithm, e.g.
+``[methods.sweet-rl]``). The ``training`` and ``methods.NAME`` keys are checked against
+the algorithms' config classes when a run starts
+(:func:`benchmarks.compare.check_training_settings`), not here, so that this module
+stays free of torch.
 """
 
 from __future__ import annotations
@@ -36,17 +38,22 @@ __all__ = [
     "DEMONSTRATORS",
     "DTYPES",
     "METHODS",
+    "WARM_START_DEMONSTRATORS",
     "ConfigError",
     "apply_override",
     "config_names",
     "load_config",
+    "warm_start_settings",
 ]
 
 CONFIG_DIR = Path(__file__).parent / "configs"
 METHODS = ("zero-shot", "rft", "mt-dpo", "archer", "sweet-rl")
 """Every method a comparison can run: the base policy untrained, then the algorithms."""
-DEMONSTRATORS = ("oracle", "random", "immediate")
+DEMONSTRATORS = ("oracle", "random", "immediate", "collaborator")
 """Scripted agents that ``data.demonstrations`` may add to the training data."""
+WARM_START_DEMONSTRATORS = ("collaborator", "oracle")
+"""Scripted agents a warm start (``warm_start.demonstrator``) may clone."""
+_WARM_START_KEYS = ("demonstrator", "tasks", "ask_probability")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 """Values of ``policy.dtype`` (``"auto"``: the checkpoint's own, as ``from_pretrained``)."""
 
@@ -75,6 +82,16 @@ DEFAULTS: dict[str, Any] = {
         "batch_size": 8,
         "dtype": "auto",  # or "float32", "bfloat16", "float16"; "auto": the checkpoint's own
         "device": "auto",  # "auto": this process's accelerate device, or e.g. "cpu", "cuda:0"
+        # "full" (the default agent prompt), "short" (one line, for small models trained
+        # on the protocol) or the prompt's own text.
+        "system_prompt": "full",
+    },
+    # Behaviour cloning before RL: every method then starts from the clone (the "base").
+    # Other keys of this section are BehaviorCloning settings over [training].
+    "warm_start": {
+        "demonstrator": "",  # "": no warm start; "collaborator" or "oracle"
+        "tasks": 0,  # training tasks it demonstrates (the first ones; RL data comes after)
+        "ask_probability": 0.5,  # the collaborator's chance of asking about each detail
     },
     "data": {
         "train_tasks": 1000,
@@ -161,7 +178,7 @@ def apply_override(config: dict[str, Any], override: str) -> None:
 def _merge(base: dict[str, Any], data: Mapping[str, Any], where: str, path: str = "") -> None:
     for key, value in data.items():
         dotted = f"{path}{key}"
-        free = path in ("training.", "methods.") or path.startswith("methods.")
+        free = path in ("training.", "methods.", "warm_start.") or path.startswith("methods.")
         if key not in base and not free:
             close = difflib.get_close_matches(key, list(base), n=1)
             hint = f"; did you mean {path}{close[0]!r}?" if close else ""
@@ -212,9 +229,37 @@ def _check(config: dict[str, Any]) -> None:
         raise ConfigError(
             f"policy.dtype must be one of {DTYPES}, got {config['policy']['dtype']!r}"
         )
+    _check_warm_start(config["warm_start"])
     if config["env"]["simulator"] not in ("default", "openai"):
         raise ConfigError("env.simulator must be 'default' or 'openai'")
     if config["env"]["simulator"] == "openai" and not config["env"]["simulator_base_url"]:
         raise ConfigError(
             "env.simulator = 'openai' needs env.simulator_base_url and simulator_model"
         )
+
+
+def warm_start_settings(config: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the behaviour-cloning settings of the warm start: ``[training]`` updated by it."""
+    extra = {k: v for k, v in config["warm_start"].items() if k not in _WARM_START_KEYS}
+    return {**config["training"], **extra}
+
+
+def _check_warm_start(section: Mapping[str, Any]) -> None:
+    demonstrator = section["demonstrator"]
+    if demonstrator and demonstrator not in WARM_START_DEMONSTRATORS:
+        raise ConfigError(
+            f"warm_start.demonstrator must be '' (none) or one of {WARM_START_DEMONSTRATORS}, "
+            f"got {demonstrator!r}"
+        )
+    tasks = section["tasks"]
+    if isinstance(tasks, bool) or not isinstance(tasks, int) or tasks < 0:
+        raise ConfigError(f"warm_start.tasks must be a non-negative integer, got {tasks!r}")
+    if demonstrator and not tasks:
+        raise ConfigError("warm_start.demonstrator needs warm_start.tasks > 0")
+    probability = section["ask_probability"]
+    if (
+        isinstance(probability, bool)
+        or not isinstance(probability, (int, float))
+        or not (0 <= probability <= 1)
+    ):
+        raise ConfigError(f"warm_start.ask_probability must be in [0, 1], got {probability!r}")

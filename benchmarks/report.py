@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "baseline_of",
     "compare_to_baseline",
     "environment_versions",
     "format_table",
@@ -42,6 +43,7 @@ BASELINE = "zero-shot"
 # The paper's names for the methods; an unknown method shows its own name.
 LABELS = {
     "zero-shot": "Zero-shot",
+    "warm-start": "Warm start (BC)",
     "rft": "RFT",
     "mt-dpo": "MT-DPO",
     "archer": "ArCHer",
@@ -169,7 +171,14 @@ def format_table(results: Mapping[str, Any]) -> str:
     """
     metrics = _present_metrics(results)
     titles = [_TITLE[m] for m in metrics] or ["Result"]
-    header = ["Method", *titles, "Trained in"]
+    base = baseline_of(results)
+    main = main_metric(results)
+    paired = any(
+        isinstance((results.get("methods", {}).get(n) or {}).get("versus_base"), Mapping)
+        for n in _method_order(results)
+    )
+    versus = [f"{_TITLE[main]} vs {_label(base).lower()} [95% paired CI]"] if paired else []
+    header = ["Method", *titles, *versus, "Trained in"]
     rows = [header, ["---"] * len(header)]
     for name in _method_order(results):
         entry = results.get("methods", {}).get(name) or {}
@@ -185,17 +194,28 @@ def format_table(results: Mapping[str, Any]) -> str:
         else:
             cells = [_with_interval(evaluation, metric) for metric in metrics]
         cells += [_DASH] * (len(titles) - len(cells))
+        if paired:
+            cells.append(_paired_cell(entry.get("versus_base"), main))
         rows.append([_label(name), *cells, trained_in])
     return "\n".join("| " + " | ".join(_cell(c) for c in row) + " |" for row in rows) + "\n"
 
 
-def compare_to_baseline(results: Mapping[str, Any], baseline: str = BASELINE) -> list[str]:
+def baseline_of(results: Mapping[str, Any]) -> str:
+    """Return the method every other is compared with: the warm start if any, else zero-shot."""
+    return str(results.get("base") or BASELINE)
+
+
+def compare_to_baseline(results: Mapping[str, Any], baseline: str | None = None) -> list[str]:
     """Return one line per trained method comparing it to ``baseline`` on the main metric.
 
-    For example ``"SWEET-RL vs zero-shot: +6.2 points; 95% intervals do not overlap (a
-    real difference)"``. Rates differ in percentage points, similarity in its own units.
-    Empty when the baseline was not evaluated.
+    With paired differences (``versus_base``, computed on the same tasks), for example
+    ``"SWEET-RL vs warm start: +9.7 points [+2.7, +16.8] (95% paired CI; 14 tasks gained,
+    3 lost): a real difference"``; without, the two methods' own intervals are compared
+    (``"...; 95% intervals overlap (not a measurable difference)"``). Rates differ in
+    percentage points, similarity in its own units. Empty when the baseline was not
+    evaluated.
     """
+    baseline = baseline or baseline_of(results)
     evals = dict(_evals(results))
     reference = evals.get(baseline)
     metric = main_metric(results)
@@ -204,12 +224,18 @@ def compare_to_baseline(results: Mapping[str, Any], baseline: str = BASELINE) ->
     lines = []
     for name in _method_order(results):
         fit = (results.get("methods", {}).get(name) or {}).get("fit")
-        if name == baseline or not isinstance(fit, Mapping) or fit.get("status") != "trained":
+        if name in (baseline, BASELINE) or not isinstance(fit, Mapping):
             continue
-        head = f"{_label(name)} vs {baseline}"
+        if fit.get("status") != "trained":
+            continue
+        head = f"{_label(name)} vs {_label(baseline).lower()}"
         value = _number(evals.get(name, {}).get(metric))
         if value is None:
             lines.append(f"{head}: not evaluated")
+            continue
+        versus = (results.get("methods", {}).get(name) or {}).get("versus_base")
+        if isinstance(versus, Mapping) and _number(versus.get(f"{metric}_diff")) is not None:
+            lines.append(f"{head}: {_paired_sentence(versus, metric)}")
             continue
         delta = value - _number(reference[metric])
         change = f"{delta * 100:+.1f} points" if _KIND[metric] == "percent" else f"{delta:+.3f}"
@@ -248,7 +274,8 @@ def render_markdown(results: Mapping[str, Any], plots: Sequence[str] = ()) -> st
     if comparisons:
         metric = main_metric(results)
         why = " (no method succeeds on any task)" if metric == "tests_passed" else ""
-        parts.append(f"Against {BASELINE}, on {_TITLE[metric].lower()}{why}:\n")
+        base = _label(baseline_of(results)).lower()
+        parts.append(f"Against {base}, on {_TITLE[metric].lower()}{why}:\n")
         parts.append("".join(f"- {line}\n" for line in comparisons))
     training = _training_table(results)
     if training:
@@ -268,8 +295,9 @@ def write_plots(results: Mapping[str, Any], out: str | Path) -> list[str]:
     """Draw the comparison's plots into ``out``; return the file names written.
 
     One bar chart per evaluation metric (``success_rate.png``, ...), with 95% interval
-    error bars; ``critic_accuracy.png`` when any method logged an accuracy;
-    ``training_curves.png`` when any method logged a loss.
+    error bars; with a warm start, ``learning_progress.png`` (the main metric of the raw
+    model, the warm start and each method after RL); ``critic_accuracy.png`` when any
+    method logged an accuracy; ``training_curves.png`` when any method logged a loss.
 
     Raises:
         ImportError: If matplotlib is not installed.
@@ -303,6 +331,12 @@ def write_plots(results: Mapping[str, Any], out: str | Path) -> list[str]:
         _metric_bars(fig.add_subplot(), metric, points, colors)
         written.append(save(fig, f"{metric}.png"))
 
+    stages = _stage_points(results, main_metric(results))
+    if stages:
+        fig = Figure(figsize=(6, 4), dpi=100)
+        _stage_lines(fig.add_subplot(), main_metric(results), stages, colors)
+        written.append(save(fig, "learning_progress.png"))
+
     accuracies = _training_values(results, lambda key: "accuracy" in key)
     if accuracies:
         fig = Figure(figsize=(6, 4), dpi=100)
@@ -326,7 +360,9 @@ def _method_order(results: Mapping[str, Any]) -> list[str]:
     config = results.get("config") or {}
     run = list((config.get("methods") or {}).get("run") or [])
     methods = results.get("methods") or {}
-    return [m for m in run if m in methods] + [m for m in methods if m not in run]
+    first = [m for m in (BASELINE, "warm-start") if m in methods]
+    rest = [m for m in run if m in methods and m not in first]
+    return first + rest + [m for m in methods if m not in first and m not in rest]
 
 
 def _evals(results: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
@@ -375,6 +411,38 @@ def _with_interval(evaluation: Mapping[str, Any], metric: str) -> str:
     if interval is None:
         return text
     return f"{text} [{_format(interval[0], kind)}, {_format(interval[1], kind)}]"
+
+
+def _signed(value: float, kind: str) -> str:
+    return f"{value * 100:+.1f}" if kind == "percent" else f"{value:+.3f}"
+
+
+def _paired_cell(versus: Any, metric: str) -> str:
+    if not isinstance(versus, Mapping) or _number(versus.get(f"{metric}_diff")) is None:
+        return _DASH
+    kind = _KIND[metric]
+    low = _number(versus.get(f"{metric}_diff_ci_low"))
+    high = _number(versus.get(f"{metric}_diff_ci_high"))
+    text = _signed(float(versus[f"{metric}_diff"]), kind)
+    if low is None or high is None:
+        return text
+    return f"{text} [{_signed(low, kind)}, {_signed(high, kind)}]"
+
+
+def _paired_sentence(versus: Mapping[str, Any], metric: str) -> str:
+    unit = " points" if _KIND[metric] == "percent" else ""
+    low = _number(versus.get(f"{metric}_diff_ci_low"))
+    high = _number(versus.get(f"{metric}_diff_ci_high"))
+    counts = ""
+    if _number(versus.get("gained")) is not None:
+        counts = f"; {int(versus['gained'])} tasks gained, {int(versus.get('lost') or 0)} lost"
+    if low is None or high is None:
+        return f"{_paired_cell(versus, metric)}{unit}{counts}"
+    real = low > 0 or high < 0
+    verdict = (
+        "excludes 0 (a real difference)" if real else "includes 0 (not a measurable difference)"
+    )
+    return f"{_paired_cell(versus, metric)}{unit} (95% paired CI{counts}); the interval {verdict}"
 
 
 def _duration(seconds: Any) -> str:
@@ -568,6 +636,65 @@ def _metric_bars(
     else:
         ax.set_ylim(0, max(1.0, top * 1.15))
     ax.tick_params(axis="x", labelsize=9)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def _stage_points(
+    results: Mapping[str, Any], metric: str
+) -> dict[str, list[tuple[float, float, float]]]:
+    """Each trained method's (value, low, high) at its stages: raw model, warm start, after RL.
+
+    Empty without a warm start (there is then one stage of training only).
+    """
+    evals = dict(_evals(results))
+    raw, warm = evals.get(BASELINE), evals.get("warm-start")
+    if raw is None or warm is None or _number(warm.get(metric)) is None:
+        return {}
+
+    def point(evaluation: Mapping[str, Any]) -> tuple[float, float, float]:
+        value = float(_number(evaluation.get(metric)) or 0.0)
+        low, high = _interval(evaluation, metric) or (value, value)
+        return value, low, high
+
+    start = [point(raw), point(warm)]
+    lines = {"warm-start": start}
+    for name, evaluation in evals.items():
+        if name not in (BASELINE, "warm-start") and _number(evaluation.get(metric)) is not None:
+            lines[name] = [*start, point(evaluation)]
+    return lines
+
+
+def _stage_lines(
+    ax: Any,
+    metric: str,
+    lines: dict[str, list[tuple[float, float, float]]],
+    colors: dict[str, str],
+) -> None:
+    """Draw each method's metric at each stage of its training, with 95% intervals."""
+    scale = 100.0 if _KIND[metric] == "percent" else 1.0
+    offsets = {name: 0.04 * (i - (len(lines) - 1) / 2) for i, name in enumerate(lines)}
+    for name, points in lines.items():
+        xs = [x + offsets[name] for x in range(len(points))]
+        values = [v * scale for v, _, _ in points]
+        errors = [
+            [(v - lo) * scale for v, lo, _ in points],
+            [(hi - v) * scale for v, _, hi in points],
+        ]
+        ax.errorbar(
+            xs,
+            values,
+            yerr=errors,
+            marker="o",
+            capsize=3,
+            label=_label(name),
+            color=colors.get(name),
+        )
+    ax.set_xticks(range(3), ["raw model", "warm start (BC)", "after RL"])
+    ax.set_xlim(-0.3, 2.3)
+    unit = " (%)" if _KIND[metric] == "percent" else ""
+    ax.set_ylabel(_TITLE[metric] + unit)
+    ax.set_title(f"{_TITLE[metric]} through training (held-out tasks, 95% CI)", fontsize=11)
+    ax.legend(fontsize=7, loc="upper left")
     ax.grid(axis="y", alpha=0.3)
 
 

@@ -69,3 +69,33 @@ def test_evaluate_scores_all_episodes_or_none(small_tasks, tmp_path):
         evaluate(OracleAgent(), num_tasks=2, shard=(0, 2), **kwargs)
     auto = evaluate(OracleAgent(), num_tasks=2, shard="auto", out=tmp_path / "e.jsonl", **kwargs)
     assert auto == evaluate(OracleAgent(), num_tasks=2, **kwargs)
+
+
+def test_paired_difference_pairs_tasks_and_counts_gains():
+    from agents import paired_difference
+
+    base = TrajectoryBuffer([fake(f"t{i}", 1.0 if i < 10 else 0.0) for i in range(40)])
+    # The method solves the base's 10 tasks plus 10 more, and loses one.
+    better = TrajectoryBuffer(
+        [fake(f"t{i}", 1.0 if (1 <= i < 20) else 0.0) for i in reversed(range(40))]
+    )
+    diff = paired_difference(better, base, seed=0)
+    assert diff["success_rate_diff"] == pytest.approx(9 / 40)
+    assert diff["gained"] == 10 and diff["lost"] == 1 and diff["num_tasks"] == 40
+    # Paired: the interval excludes 0 although the two rates' own intervals overlap.
+    assert 0 < diff["success_rate_diff_ci_low"] < diff["success_rate_diff"]
+    assert diff["success_rate_diff"] < diff["success_rate_diff_ci_high"]
+    own_better, own_base = summarize(better), summarize(base)
+    assert own_better["success_rate_ci_low"] < own_base["success_rate_ci_high"]
+    assert diff["tests_passed_diff"] == pytest.approx(9 / 40)
+    same = paired_difference(base, base)
+    assert same["success_rate_diff_ci_low"] == same["success_rate_diff_ci_high"] == 0.0
+
+
+def test_paired_difference_refuses_different_tasks():
+    from agents import paired_difference
+
+    with pytest.raises(ValueError, match="different tasks"):
+        paired_difference(TrajectoryBuffer([fake("a", 1.0)]), TrajectoryBuffer([fake("b", 1.0)]))
+    with pytest.raises(ValueError, match="empty"):
+        paired_difference(TrajectoryBuffer(), TrajectoryBuffer([fake("b", 1.0)]))

@@ -6,6 +6,7 @@ import pytest
 from benchmarks.cli import main
 from benchmarks.compare import build_policy, check_training_settings, env_kwargs, is_local_path
 from benchmarks.experiment_config import CONFIG_DIR, ConfigError, config_names, load_config
+from sweetrl_gym import TrajectoryBuffer
 
 
 @pytest.mark.slow
@@ -14,7 +15,20 @@ def test_compare_smoke_end_to_end_and_resume(tmp_path, capsys):
     assert main(["compare", "--config", "smoke", "--out", str(out), "--no-progress"]) == 0
     results = json.loads((out / "results.json").read_text())
     methods = results["methods"]
-    assert list(methods) == ["zero-shot", "rft", "mt-dpo", "archer", "sweet-rl"]
+    assert list(methods) == ["zero-shot", "warm-start", "rft", "mt-dpo", "archer", "sweet-rl"]
+    # The warm start clones the collaborator, and is the base of every method.
+    assert results["base"] == "warm-start" and methods["warm-start"]["fit"]["status"] == "trained"
+    assert results["warm_start"]["episodes"] == 4
+    assert (out / "eval" / "warm-start.jsonl").exists()
+    demos = TrajectoryBuffer.load(out / "data" / "warm-start-demonstrations.jsonl")
+    collected = TrajectoryBuffer.load(out / "data" / "train.jsonl")
+    assert not {t.task_id for t in demos} & {t.task_id for t in collected}
+    for name in ["rft", "mt-dpo", "archer", "sweet-rl"]:
+        versus = methods[name]["versus_base"]
+        assert versus["num_tasks"] == 4, name
+        low, high = versus["success_rate_diff_ci_low"], versus["success_rate_diff_ci_high"]
+        assert low <= versus["success_rate_diff"] <= high, name
+    assert methods["warm-start"]["versus_base"] is None
     for name in ["rft", "mt-dpo", "archer", "sweet-rl"]:
         assert methods[name]["fit"]["status"] == "trained", name
         assert (out / "methods" / name / "model" / "algorithm.json").exists()
@@ -30,6 +44,7 @@ def test_compare_smoke_end_to_end_and_resume(tmp_path, capsys):
     assert {"torch", "transformers", "sweetrl-gym"} <= set(results["versions"])
     table = (out / "results.md").read_text()
     assert "| SWEET-RL |" in table and "| Zero-shot |" in table
+    assert "| Warm start (BC) |" in table and "95% paired CI" in table
     for plot in ["success_rate.png", "tests_passed.png", "avg_turns.png", "training_curves.png"]:
         assert (out / plot).stat().st_size > 1000
     assert "results.md" in capsys.readouterr().out
