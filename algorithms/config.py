@@ -34,8 +34,8 @@ class TrainingConfig:
             gradient_accumulation_steps x number of processes``.
         gradient_accumulation_steps: Forward passes whose gradients add up before one
             optimizer step.
-        max_length: Longest tokenized turn (prompt + action); longer prompts lose their
-            start, the action is always kept whole.
+        max_length: Longest tokenized turn (prompt + action); a longer prompt loses its
+            middle (its start and its latest tokens stay), the action is always kept whole.
         max_grad_norm: Gradient norm clip (``0``: no clipping).
         weight_decay: AdamW weight decay.
         lr_scheduler: A ``transformers.get_scheduler`` name (``"constant"``,

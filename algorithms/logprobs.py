@@ -6,6 +6,11 @@ formatted with the scored model's own chat template, e.g.
 end-of-turn token; only the action's tokens (and that end token, so the model learns
 to stop) count. Prompt and action are tokenized apart, as they are at generation time.
 
+Too long a row is cut in the middle of its prompt (:func:`truncate_middle`): it keeps the
+prompt's head, where the system prompt, the task and (for SWEET-RL's critic) the
+reference hint are, and its latest tokens, which the action answers; it drops the oldest
+turns after the head. The action is never cut.
+
 Two encodings feed the same scoring functions:
 
 * :func:`encode_turns`: one row per turn (its whole prompt, then its action);
@@ -42,6 +47,7 @@ __all__ = [
     "encode_dialogues",
     "encode_turns",
     "token_logprobs",
+    "truncate_middle",
     "turn_logprobs",
 ]
 
@@ -144,15 +150,54 @@ def _check_turn(turn: int, prompt: list[int], action: list[int]) -> None:
         raise ValueError(f"turn {turn}: empty prompt (nothing predicts the first token)")
 
 
+def truncate_middle(ids: list[int], max_length: int, head: int | None = None) -> list[int]:
+    """Cut a too-long token sequence in the middle: keep its first and its last tokens.
+
+    Cutting the start (the usual left truncation) would first remove the system prompt
+    and the task, and a critic's reference hint with them; cutting the end would remove
+    the latest turn. This keeps ``ids[:head] + ids[-(max_length - head):]``.
+
+    Args:
+        ids: The token ids.
+        max_length: Most tokens kept (at least 1).
+        head: Tokens kept from the start; default ``max_length // 2``. The default is
+            used everywhere rows are cut, so a prompt is cut the same way whichever
+            encoding or batch it is in (a critic trained on packed dialogues scores
+            single turns), and half the default 4096-token budget holds the system
+            prompt, task and reference hint with room to spare (bundled backend tasks:
+            at most ~1,500 characters together).
+
+    Returns:
+        ``ids`` itself if it fits, else a new list of exactly ``max_length`` ids.
+
+    Raises:
+        ValueError: If ``max_length`` is below 1 or ``head`` outside ``[0, max_length]``.
+
+    Example:
+        >>> truncate_middle(list(range(10)), 6, head=2)
+        [0, 1, 6, 7, 8, 9]
+
+    """
+    if max_length < 1:
+        raise ValueError(f"max_length must be at least 1, got {max_length}")
+    head = max_length // 2 if head is None else head
+    if not 0 <= head <= max_length:
+        raise ValueError(f"head must be in [0, {max_length}], got {head}")
+    if len(ids) <= max_length:
+        return ids
+    tail = max_length - head
+    return [*ids[:head], *ids[len(ids) - tail :]]
+
+
 def _turn_row(turn: int, prompt: list[int], action: list[int], max_length: int | None) -> _Row:
-    """One turn as its own row; too long a prompt loses its start (never the action)."""
+    """One turn as its own row; too long a prompt loses its middle (never the action)."""
     if max_length is not None:
         if len(action) >= max_length:
             raise ValueError(
                 f"turn {turn}: the action has {len(action)} tokens; max_length is "
                 f"{max_length} and the prompt needs at least one"
             )
-        prompt = prompt[max(0, len(prompt) + len(action) - max_length) :]
+        prompt = truncate_middle(prompt, max_length - len(action))
     return [*prompt, *action], [(len(prompt), len(prompt) + len(action), turn)]
 
 
@@ -191,8 +236,9 @@ def encode_turns(
         prompts: Formatted prompts (chat template applied, ending with the generation
             prompt).
         actions: The agent's messages, one per prompt.
-        max_length: Longest sequence; longer ones lose the start of their prompt (the
-            action is kept whole). An action alone longer than this raises.
+        max_length: Longest sequence; a longer one loses the middle of its prompt (its
+            first and last tokens stay, see :func:`truncate_middle`; the action is kept
+            whole). An action alone this long raises.
         add_end_token: Append the tokenizer's end-of-turn (eos) token to the action.
 
     Returns:
@@ -274,7 +320,7 @@ def encode_dialogues(
             (chat template applied, ending with the generation prompt; it contains the
             earlier turns' actions) and the agent's message.
         max_length: Longest row (see the fallback above; a fallback turn's prompt loses
-            its start as in :func:`encode_turns`).
+            its middle as in :func:`encode_turns`).
         add_end_token: Append the tokenizer's end-of-turn (eos) token to each action.
 
     Returns:

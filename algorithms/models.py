@@ -10,6 +10,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from algorithms.logprobs import truncate_middle
+
 __all__ = [
     "ValueHeadModel",
     "clone_model",
@@ -49,9 +51,11 @@ def load_weights(model: nn.Module, directory: Path) -> None:
 def encode_texts(
     tokenizer: Any, texts: Sequence[str], *, max_length: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Tokenize texts right-padded, keeping each text's *end* when it is too long.
+    """Tokenize texts right-padded; a too-long text loses its middle.
 
-    Value heads read the last token, so the end (the latest turn) is what must survive.
+    Value heads read the last token, so the end (the latest turn) must survive; the
+    start (system prompt, task, a critic's reference hint) is kept too. The cut is
+    :func:`algorithms.logprobs.truncate_middle`'s, as for every other row.
 
     Returns:
         ``(input_ids, attention_mask)``, each ``(batch, length)``.
@@ -63,7 +67,7 @@ def encode_texts(
     if not texts:
         raise ValueError("no texts to encode")
     rows = tokenizer(list(texts), add_special_tokens=False)["input_ids"]
-    rows = [row[-max_length:] for row in rows]
+    rows = [truncate_middle(row, max_length) for row in rows]
     for index, row in enumerate(rows):
         if not row:
             raise ValueError(f"text {index} is empty after tokenization")

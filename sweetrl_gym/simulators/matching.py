@@ -1,11 +1,11 @@
-"""Recognising what a question is about: tokens, stems and topic vocabularies."""
+"""Recognising what a question is about: tokens, stems, topic vocabularies, prose vs code."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
 
-__all__ = ["GENERIC_REQUEST_WORDS", "TOPICS", "split_clauses", "stems"]
+__all__ = ["GENERIC_REQUEST_WORDS", "TOPICS", "prose", "split_clauses", "stems"]
 
 _STOPWORDS = frozenset(
     """a an the is are was were be been being am do does did done doing should would could
@@ -178,3 +178,73 @@ def stems(text: str | Iterable[str]) -> set[str]:
 def split_clauses(text: str) -> list[str]:
     """Split a message into short clauses, each asking about (at most) one thing."""
     return [c.strip() for c in _CLAUSE_SPLIT.split(text) if c and c.strip()]
+
+
+# A fenced block, from its opening fence (any info string) to its closing one or the end;
+# not anchored to line starts, so a fence opened mid-line still hides its code.
+_FENCED = re.compile(r"(`{3,}|~{3,}).*?(?:\1|\Z)", re.DOTALL)
+_INLINE = re.compile(r"`([^`]+)`")
+# Characters prose in backticks (`late_fee`, `grace period`) does not use.
+_CODE_CHARS = frozenset("()[]{}=:;<>+*/%#\\\n")
+_MAX_INLINE_WORDS = 3
+_CODE_KEYWORDS = frozenset(("def", "class", "return", "import", "from", "lambda", "for", "if"))
+# Unfenced Python statements, by how the line opens (case-sensitive: prose capitalises).
+_STATEMENT = re.compile(
+    r"[ \t]*(?:return\b|import[ \t]|from[ \t]+[\w.]+[ \t]+import\b|@\w"
+    r"|[A-Za-z_][\w.]*(?:\[[^\]]*\])?[ \t]*[-+*/%]?=(?!=))"
+)
+_BLOCK_OPENER = re.compile(
+    r"[ \t]*(?:(?:async[ \t]+)?def[ \t]+\w+[ \t]*\(|class[ \t]+\w+[ \t]*[(:])"
+)
+
+
+def _inline_is_code(span: str) -> bool:
+    words = span.split()
+    return (
+        any(ch in _CODE_CHARS for ch in span)
+        or len(words) > _MAX_INLINE_WORDS
+        or (len(words) > 1 and words[0] in _CODE_KEYWORDS)
+    )
+
+
+def _is_statement(line: str) -> bool:
+    # "return a list or a dict?" is a question, whatever word it opens with.
+    return bool(_STATEMENT.match(line)) and not line.rstrip().endswith("?")
+
+
+def _drop_code_lines(text: str) -> str:
+    kept: list[str] = []
+    in_body = False  # inside the indented body of an unfenced def / class
+    for line in text.split("\n"):
+        if in_body and (not line.strip() or line[0] in " \t"):
+            kept.append("")
+            continue
+        in_body = bool(_BLOCK_OPENER.match(line))
+        kept.append("" if in_body or _is_statement(line) else line)
+    return "\n".join(kept)
+
+
+def prose(text: str) -> str:
+    r"""Return a message without the code in it, so that only its prose asks questions.
+
+    Why: the simulated human states the facts whose words a message uses, so an agent
+    could otherwise paste keyword-laden code to have facts stated it never asked about.
+
+    Dropped, each replaced by a line break (a clause boundary):
+
+    * fenced blocks (with or without a language tag; an unclosed fence runs to the end);
+    * backtick spans that look like code: code punctuation such as ``(``, ``=`` or
+      ``:``, a line break, more than three words, or a keyword then more (``return x``).
+      A backticked name or short phrase (``late_fee``) is prose and stays;
+    * unfenced Python: a ``def`` or ``class`` line with its indented body, and lines
+      opening with ``return``, ``import``, ``from ... import``, a decorator or an
+      assignment, unless the line ends with ``?`` (then it is a question).
+
+    Example:
+        >>> prose("Is there a fee?\n```python\ndef f(grace):\n    return 0\n```")
+        'Is there a fee?\n\n'
+
+    """
+    text = _FENCED.sub("\n", text)
+    text = _INLINE.sub(lambda m: "\n" if _inline_is_code(m.group(1)) else m.group(0), text)
+    return _drop_code_lines(text)

@@ -7,7 +7,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from sweetrl_gym.simulators.derive import facts_from_reference
-from sweetrl_gym.simulators.matching import GENERIC_REQUEST_WORDS, TOPICS, split_clauses, stems
+from sweetrl_gym.simulators.matching import (
+    GENERIC_REQUEST_WORDS,
+    TOPICS,
+    prose,
+    split_clauses,
+    stems,
+)
 from sweetrl_gym.tasks.types import BackendTask, HiddenFact
 
 __all__ = ["RuleBasedSimulator"]
@@ -44,8 +50,11 @@ class RuleBasedSimulator:
     order asked. It never states a fact the message does not ask about, with one
     exception: a general request for more detail ("any other requirements?") is
     answered with the single most important fact not yet told. Questions it cannot
-    match get "I don't know". Tasks without structured facts (official data) get facts
-    derived from the reference code.
+    match get "I don't know". Code in the message (fenced blocks, code-like backtick
+    spans, unfenced ``def`` blocks and statements; see
+    :func:`~sweetrl_gym.simulators.matching.prose`) asks nothing: only its prose is
+    matched, so pasting keyword-laden code reveals no fact. Tasks without structured
+    facts (official data) get facts derived from the reference code.
 
     Args:
         max_sentences: Most facts stated in one reply (the official human answers in
@@ -57,13 +66,14 @@ class RuleBasedSimulator:
         if max_sentences < 1:
             raise ValueError("max_sentences must be at least 1")
         self.max_sentences = max_sentences
-        self.name = f"rule-based-v1(max_sentences={max_sentences})"
+        # v2: code in the agent's message is ignored (replies differ from v1's).
+        self.name = f"rule-based-v2(max_sentences={max_sentences})"
 
     def reply(self, task: BackendTask, messages: Sequence[Mapping[str, str]]) -> str:
         """Answer the agent's latest message from the task's hidden facts."""
         if not messages:
             raise ValueError("messages must end with the agent's message")
-        question = str(messages[-1].get("content", ""))
+        question = prose(str(messages[-1].get("content", "")))
         facts = _index(task)
         chosen: list[_IndexedFact] = []
         unmatched = generic = False

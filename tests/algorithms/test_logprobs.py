@@ -4,7 +4,13 @@ import pytest
 import torch
 
 from agents import TransformersAgent
-from algorithms.logprobs import encode_dialogues, encode_turns, token_logprobs, turn_logprobs
+from algorithms.logprobs import (
+    encode_dialogues,
+    encode_turns,
+    token_logprobs,
+    truncate_middle,
+    turn_logprobs,
+)
 from tests.tiny_lm import make_tiny_lm
 
 TURNS = [
@@ -79,21 +85,78 @@ def test_only_action_tokens_count_and_gradients_flow(tiny):
     assert any(p.grad is not None and p.grad.abs().sum() > 0 for p in model.parameters())
 
 
-def test_long_prompts_lose_their_start_not_the_action(tiny):
+def test_long_prompts_lose_their_middle_not_their_start_end_or_action(tiny):
     _, tokenizer, prompts, actions = tiny
     full = encode_turns(tokenizer, prompts, actions)
     cut = encode_turns(tokenizer, prompts, actions, max_length=40)
     assert cut.input_ids.shape[1] <= 40
-    for row in range(3):
+    for row, prompt in enumerate(prompts):
+        prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
         n_action = int(full.action_mask[row].sum())
-        assert int(cut.action_mask[row].sum()) == n_action
         real = int(full.attention_mask[row].sum())
         kept = int(cut.attention_mask[row].sum())
-        assert (
-            cut.input_ids[row, :kept].tolist() == full.input_ids[row, real - kept : real].tolist()
-        )
+        ids = cut.input_ids[row, :kept].tolist()
+        # The action (and its end token) is whole and last, counted as before.
+        assert int(cut.action_mask[row].sum()) == n_action
+        assert ids[kept - n_action :] == full.input_ids[row, real - n_action : real].tolist()
+        if real <= 40:  # a row that fits is untouched
+            assert ids == full.input_ids[row, :real].tolist()
+            continue
+        budget = 40 - n_action
+        head, tail = budget // 2, budget - budget // 2
+        assert kept == 40 and len(prompt_ids) > budget
+        # The system prompt's first tokens and the latest tokens stay; the middle goes.
+        assert ids[:head] == prompt_ids[:head]
+        assert ids[head:budget] == prompt_ids[-tail:]
+    assert any(int(full.attention_mask[row].sum()) > 40 for row in range(3))
     with pytest.raises(ValueError, match="max_length"):
         encode_turns(tokenizer, prompts, actions, max_length=5)
+
+
+def test_truncate_middle_keeps_head_and_tail():
+    ids = list(range(100))
+    assert truncate_middle(ids, 10, head=3) == [0, 1, 2, 93, 94, 95, 96, 97, 98, 99]
+    assert truncate_middle(ids, 10) == [0, 1, 2, 3, 4, 95, 96, 97, 98, 99]  # half and half
+    assert truncate_middle(ids, 7) == [0, 1, 2, 96, 97, 98, 99]  # odd: the tail gets more
+    assert truncate_middle(ids, 4, head=0) == [96, 97, 98, 99]  # the old left truncation
+    assert truncate_middle(ids, 4, head=4) == [0, 1, 2, 3]
+    assert truncate_middle(ids, 100, head=10) == ids and truncate_middle(ids, 500) == ids
+    assert truncate_middle([], 3) == []
+    with pytest.raises(ValueError, match="head"):
+        truncate_middle(ids, 10, head=11)
+    with pytest.raises(ValueError, match="max_length"):
+        truncate_middle(ids, 0)
+
+
+def test_a_long_dialogue_keeps_its_task_in_every_turn(tiny):
+    """A chat far over max_length: each turn keeps its system prompt and first message."""
+    model, tokenizer, _, _ = tiny
+    agent = TransformersAgent(model, tokenizer, device="cpu", system_prompt="SYSTEM: task x.")
+    messages = [{"role": "user", "content": "Write f."}]
+    actions = []
+    for i in range(12):
+        actions.append(f"Question number {i}: what about case {i}?")
+        messages += [
+            {"role": "assistant", "content": actions[-1]},
+            {"role": "user", "content": f"Answer {i} says nothing much at all."},
+        ]
+    prompts = agent.format_prompts([messages[: 1 + 2 * i] for i in range(12)])
+    # System prompt + first user message: under half the prompt's share of max_length.
+    first = tokenizer(prompts[0], add_special_tokens=False)["input_ids"]
+    encoded = encode_dialogues(tokenizer, [(prompts, actions)], max_length=120)
+    assert len(encoded) == 12 and encoded.input_ids.shape[1] == 120  # fell back per turn
+    for row, (prompt, action) in enumerate(zip(prompts, actions)):
+        ids = _real_rows(encoded)[row]
+        prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        action_ids = tokenizer(action, add_special_tokens=False)["input_ids"]
+        action_ids = [*action_ids, tokenizer.eos_token_id]
+        assert (120 - len(action_ids)) // 2 >= len(first)
+        assert ids[: len(first)] == first  # the task survives every cut
+        assert ids[-len(action_ids) :] == action_ids  # the action is whole
+        prompt_part = ids[: -len(action_ids)]
+        assert prompt_part[-20:] == prompt_ids[-20:]  # so does the latest message
+        assert len(prompt_part) == min(len(prompt_ids), 120 - len(action_ids))
+    assert sum(len(r) == 120 for r in _real_rows(encoded)) >= 6  # most turns were cut
 
 
 def test_bad_input(tiny):

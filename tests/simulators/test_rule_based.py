@@ -106,3 +106,61 @@ def test_a_question_about_each_fact_gets_that_fact(family):
             reply = SIM.reply(task, messages)
             assert fact.answer in reply, (fact.key, reply)
             assert sum(other.answer in reply for other in draft.facts) <= 2
+
+
+# -- Code in the agent's message asks nothing -------------------------------------------
+
+CODE = "def late_fee(days, balance):\n    grace = 3  # grace period free\n    daily = 0.01\n"
+FACT_ANSWERS = {f.answer for f in TASK.facts}
+
+
+def states_no_fact(reply):
+    return not any(answer in reply for answer in FACT_ANSWERS)
+
+
+def test_the_name_says_replies_changed():
+    assert SIM.name == "rule-based-v2(max_sentences=2)"
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        f"```python\n{CODE}```",  # fenced, with a language tag
+        f"```\n{CODE}```",  # fenced, no tag
+        f"Here is my draft:\n```py\n{CODE}",  # a fence never closed
+        f"Draft: ~~~\n{CODE}~~~",  # a tilde fence, opened mid-line
+        f"Here is my draft:\n{CODE}",  # unfenced def with its body
+        "Draft: `round(days * daily_rate, 2)` then `grace_period = 3`.",  # code-like spans
+        "import grace\nfrom rounding import cents\nreturn daily_percent",  # statements
+    ],
+)
+def test_keywords_only_inside_code_state_no_fact(message):
+    reply = ask(message)
+    assert states_no_fact(reply), reply
+    assert reply == "Please ask me about anything that is unclear, or give me your final answer."
+
+
+def test_a_question_only_inside_code_is_not_answered():
+    reply = ask("```python\n# Is there a grace period? What is the daily rate?\n```")
+    assert states_no_fact(reply)
+
+
+def test_prose_questions_next_to_code_are_answered_alone():
+    fenced = f"Is there a grace period?\n```python\n{CODE.replace('grace', 'rounding')}```"
+    assert ask(fenced) == "The first 3 days late are free."
+    unfenced = f"Here is a draft:\n{CODE}\nShould I round the result?"
+    assert ask(unfenced) == ask("Here is a draft:\nShould I round the result?")
+    assert ask(unfenced).startswith("Round to cents.") and "free" not in ask(unfenced)
+    both = f"```\n{CODE}```\nIs there a grace period? And what about colours?"
+    assert ask(both) == "The first 3 days late are free. I don't know about the rest."
+
+
+def test_code_with_an_unanswerable_prose_question_gets_i_dont_know():
+    assert ask(f"What is your favourite colour?\n```\n{CODE}```") == "I don't know about that."
+
+
+def test_prose_is_answered_as_before():
+    # A backticked name, a line opening with "return" that is a question, plain prose.
+    assert ask("Should it be called `late_fee`?") == TASK.facts[0].answer
+    assert ask("return the result rounded?") == "Round to cents."
+    assert ask("Is there a grace period?") == "The first 3 days late are free."

@@ -1,0 +1,38 @@
+import pytest
+
+from algorithms.models import encode_texts
+from tests.tiny_lm import make_tiny_tokenizer
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return make_tiny_tokenizer()
+
+
+def _ids(tokenizer, text):
+    return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+
+def test_encode_texts_cuts_a_long_text_in_the_middle(tokenizer):
+    """A critic state over max_length keeps its hint (start) and its latest turn (end)."""
+    long_text = "HINT: the answer is 42. " + "filler words " * 50 + "LATEST: what rate?"
+    short_text = "Hi there"
+    ids = _ids(tokenizer, long_text)
+    assert len(ids) > 40
+    input_ids, attention_mask = encode_texts(tokenizer, [long_text, short_text], max_length=40)
+    assert input_ids.shape == (2, 40) and attention_mask[0].sum() == 40
+    row = input_ids[0].tolist()
+    assert row[:20] == ids[:20] and row[20:] == ids[-20:]
+    assert tokenizer.decode(row[:20]).startswith("HINT")
+    assert tokenizer.decode(row[20:]).endswith("LATEST: what rate?")
+    # A text that fits is unchanged (right-padded).
+    short = _ids(tokenizer, short_text)
+    assert input_ids[1, : len(short)].tolist() == short
+    assert attention_mask[1].tolist() == [1] * len(short) + [0] * (40 - len(short))
+
+
+def test_encode_texts_rejects_nothing_to_encode(tokenizer):
+    with pytest.raises(ValueError, match="no texts"):
+        encode_texts(tokenizer, [], max_length=8)
+    with pytest.raises(ValueError, match="empty"):
+        encode_texts(tokenizer, [""], max_length=8)
