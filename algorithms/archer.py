@@ -9,19 +9,37 @@ advantage. Here both run off-policy on a fixed buffer of trajectories:
    (the state is the turn's chat, formatted with the policy's chat template)::
 
        Q_i(s, a) <- r + gamma * (1 - done) * V_target(s')
-       V(s)      <- min(Q1_target, Q2_target)(s, a)          (a: the buffer's action)
+       V(s)      <- mean_k min(Q1_target, Q2_target)(s, a_k),   a_k ~ pi(. | s)
+
+   ``V`` learns the value of the *current policy*, ``E_{a ~ pi} min Q(s, a)``, as in the
+   paper: ``value_samples`` actions per state are sampled from the policy once per fit
+   (before the critic trains; the policy does not change until the actor stage) and
+   scored by the moving target at every critic step. ``value_samples=0`` regresses ``V``
+   on ``min Q_target(s, a)`` at the buffer's own action instead; most states appear
+   with one action, so the advantage ``min Q - V`` then shrinks towards 0 and
+   standardising it mostly amplifies noise.
 
    ``*_target`` is a copy of the critic, Polyak-averaged with ``tau`` after every
    optimizer step (an ``on_step`` hook, so the loss has no side effects). Under FSDP2
    the copy is sharded like the critic (one shard per process, no full copy).
 2. **Actor** — ``A(s, a) = min(Q1, Q2)(s, a) - V(s)`` for every turn, computed once with
-   the trained critic, weights the summed log-prob of the action:
-   ``loss = -mean(A * log pi(a | s))`` over the turns of ``batch_size`` trajectories.
+   the trained critic, weights the summed log-prob of the action; the loss is a mean over
+   the action tokens of ``batch_size`` trajectories,
+   ``loss = -sum(A * log pi(a | s)) / (number of action tokens)``, so its value reads as
+   an advantage-weighted per-token log-prob (the gradient's direction is that of the
+   turn mean).
 
 The critic reads a whole trajectory as one sequence: ``V(s_t)`` at the last token of
 turn t's state and ``Q(s_t, a_t)`` at the end-of-turn token after its action (causal
 attention makes each the value of that prefix alone), so a T-turn dialogue costs O(T)
-tokens, not the O(T^2) of one prefix per turn.
+tokens, not the O(T^2) of one prefix per turn. A sampled action is not part of the
+dialogue, so ``Q_target(s_t, a_k)`` is read on a row of its own (the state, then
+``a_k``): ``value_samples`` extra no-gradient passes of the target per critic batch,
+each with one such row per turn of the batch.
+
+Cost of ``value_samples = K``: ``K`` generations per buffer turn, once per fit (sharded
+across processes and cached in the run directory, so a resumed run does not sample
+again), and ``K`` target passes per critic batch.
 
 With ``critic_uses_reference=True`` the critic's system prompt also states the task's
 ground truth (the hint SWEET-RL gives its critic), so the critic sees training-time
@@ -31,11 +49,12 @@ information while the policy never does.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import torch
+from tqdm.auto import tqdm
 
 from agents.transformers_agent import TransformersAgent
 from algorithms.base import Algorithm
@@ -47,6 +66,7 @@ from algorithms.logprobs import TokenizedTurns, turn_logprobs
 from algorithms.losses import (
     advantage_weighted_policy_loss,
     double_q_min,
+    sampled_value_targets,
     soft_update,
     td_targets,
     value_regression_loss,
@@ -96,6 +116,15 @@ class ArCHerConfig(TrainingConfig):
         normalise_advantages: Standardise the advantages over all of the buffer's turns
             before the actor update (our choice: on). Done once over the whole buffer,
             not per batch: a batch of one turn would always get advantage 0.
+        value_samples: Actions sampled from the policy per state for ``V``'s target,
+            the mean of ``min(Q1, Q2)_target`` over them (ArCHer's ``E_{a ~ pi}``; our
+            choice: 2, cheap enough for the CPU configs: 2 generations per buffer turn,
+            once per fit). ``0``: the old behaviour, ``V``'s target is ``min(Q1,
+            Q2)_target`` at the buffer's own action (no sampling).
+        value_temperature: Sampling temperature of those actions; ``None``: the policy's
+            own (they should come from the policy as it acts).
+        value_max_new_tokens: Longest sampled action; ``None``: the policy's
+            ``max_new_tokens``.
 
     """
 
@@ -108,11 +137,19 @@ class ArCHerConfig(TrainingConfig):
     critic_uses_reference: bool = False
     critic_model: str | None = None
     normalise_advantages: bool = True
+    value_samples: int = 2
+    value_temperature: float | None = None
+    value_max_new_tokens: int | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
         self._check_fraction("gamma", "tau")
         self._check_positive("critic_learning_rate", "critic_epochs", "critic_batch_size")
+        self._check_non_negative("value_samples")
+        if self.value_temperature is not None:
+            self._check_non_negative("value_temperature")
+        if self.value_max_new_tokens is not None:
+            self._check_positive("value_max_new_tokens")
         if self.critic_model is not None:
             object.__setattr__(self, "critic_model", str(self.critic_model))
 
@@ -184,6 +221,9 @@ class CriticTrajectory:
         actions: Each turn's action.
         rewards: Each turn's reward ``r_t``.
         dones: Whether each turn is terminal (the last always is).
+        value_actions: Each turn's actions sampled from the policy for ``V``'s target
+            (``value_samples`` per turn); empty: ``V``'s target is read at the buffer's
+            action.
 
     """
 
@@ -191,6 +231,7 @@ class CriticTrajectory:
     actions: tuple[str, ...]
     rewards: tuple[float, ...]
     dones: tuple[bool, ...]
+    value_actions: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass
@@ -205,6 +246,8 @@ class CriticBatch:
         next_turn: ``(num_turns,)`` index of the next turn, ``-1`` where done.
         rewards: ``(num_turns,)`` rewards.
         dones: ``(num_turns,)`` 1.0 where done.
+        value_actions: One encoding per sample ``k``: row ``i`` is turn ``i``'s state
+            followed by its ``k``-th sampled action (empty without samples).
 
     """
 
@@ -214,6 +257,7 @@ class CriticBatch:
     next_turn: torch.Tensor
     rewards: torch.Tensor
     dones: torch.Tensor
+    value_actions: tuple[TokenizedTurns, ...] = ()
 
     @property
     def size(self) -> int:
@@ -230,6 +274,20 @@ class CriticBatch:
             torch.cat([self.action_positions, self.state_positions]),
         )
         return values[: self.size], values[self.size :]
+
+    def read_value_actions(self, model: torch.nn.Module) -> torch.Tensor:
+        """Return ``model``'s heads at each turn's state + sampled action, ``(turns, K, heads)``.
+
+        One forward per sample, each over the batch's turns: every process makes the
+        same number of calls (a sharded target's collectives line up) and one call's
+        memory is that of one row per turn, whatever ``K``.
+        """
+        device = next(model.parameters()).device
+        values = []
+        for tokens in self.value_actions:
+            tokens = tokens.to(device)
+            values.append(model(tokens.input_ids, tokens.attention_mask))
+        return torch.stack(values, dim=1)
 
 
 @dataclass(frozen=True)
@@ -336,19 +394,72 @@ class ArCHer(Algorithm):
     def fit_critic(self, buffer: TrajectoryBuffer | Sequence[Trajectory]) -> dict[str, float]:
         """Train the critic by TD learning on the buffer's transitions (the ``"critic"`` stage).
 
-        ``critic_batch_size`` trajectories go through the critic at a time.
+        ``critic_batch_size`` trajectories go through the critic at a time. With
+        ``value_samples > 0`` the policy first samples that many actions per turn
+        (:meth:`sample_value_actions`, cached in the run directory) for ``V``'s target.
 
         Returns:
             The stage's metrics: ``critic/loss``, ``critic/q_loss``, ``critic/v_loss``,
-            ``critic/q_mean``, ``critic/v_mean``, ...
+            ``critic/q_mean``, ``critic/v_mean``, ``critic/v_target_mean``, ...
 
         """
-        items = self._critic_items(buffer)
+        items = self._critic_items(buffer)  # checks the references before any sampling
         with self._session([t.to_dict() for t in buffer]):
+            if self.config.value_samples:
+                # Once per fit, not per epoch: the policy is fixed until the actor stage,
+                # so new samples would only average more draws of the same pi, at the
+                # price of a generation pass (the slowest part on a CPU) per epoch. The
+                # moving target still scores them afresh at every step.
+                self.critic  # noqa: B018 - a bad setting fails before the sampling
+                sampled = self.trainer.cached(
+                    "archer_value_actions", lambda: self.sample_value_actions(buffer)
+                )
+                items = [
+                    replace(item, value_actions=tuple(tuple(a) for a in actions))
+                    for item, actions in zip(items, sampled)
+                ]
             try:
                 return self._run_stage(self._critic_stage(items))
             finally:
                 self._target = None  # a whole model copy: free it once the stage is over
+
+    def sample_value_actions(self, buffer: Sequence[Trajectory]) -> list[list[list[str]]]:
+        """Sample ``value_samples`` actions from the policy for every turn (``V``'s targets).
+
+        The prompts are the turns' prompts as the actor reads them (the policy's system
+        prompt and chat template). Turns are split across processes (every process must
+        call this) and every process gets all the actions.
+
+        Returns:
+            Per trajectory, per turn, ``value_samples`` actions.
+
+        """
+        turns = [turn for trajectory in buffer for turn in trajectory.turns]
+        if not turns or not self.config.value_samples:
+            return [[[] for _ in trajectory.turns] for trajectory in buffer]
+        with self._session([t.to_dict() for t in buffer]) as trainer:
+            accelerator = trainer.accelerator
+            bar = tqdm(
+                total=len(turns),
+                desc="value actions",
+                disable=not (self.config.progress and accelerator.is_main_process),
+            )
+
+            def sample(chunk: list[Turn]) -> list[list[str]]:
+                actions = self.policy.generate(
+                    self.policy_prompts(chunk),
+                    n=self.config.value_samples,
+                    temperature=self.config.value_temperature,
+                    max_new_tokens=self.config.value_max_new_tokens,
+                )
+                bar.update(len(chunk) * accelerator.num_processes)
+                return actions
+
+            try:
+                actions = map_sharded(turns, sample, batch_size=self.policy.batch_size)
+            finally:
+                bar.close()
+        return split_by_lengths(actions, [len(trajectory.turns) for trajectory in buffer])
 
     @torch.no_grad()
     def critic_values(self, buffer: Sequence[Trajectory]) -> torch.Tensor:
@@ -417,6 +528,20 @@ class ArCHer(Algorithm):
         last = last.scatter_reduce(0, turn, counted[:, 1], reduce="amax")
         row = torch.zeros(tokens.num_turns, dtype=torch.long).scatter(0, turn, counted[:, 0])
         dones = [done for item in batch for done in item.dones]
+        states = [state for item in batch for state in item.states]
+        sampled = [actions for item in batch for actions in item.value_actions]
+        value_actions: tuple[TokenizedTurns, ...] = ()
+        if sampled:
+            samples = len(sampled[0])
+            if len(sampled) != len(states) or any(len(a) != samples for a in sampled):
+                raise ValueError(
+                    f"every turn needs the same number of sampled actions; got "
+                    f"{sorted({len(a) for a in sampled})} for {len(states)} turns"
+                )
+            value_actions = tuple(
+                self.encode(states, [a[k] for a in sampled], tokenizer=self.critic_tokenizer)
+                for k in range(samples)
+            )
         return CriticBatch(
             tokens=tokens,
             state_positions=torch.stack([row, first - 1], 1),
@@ -426,6 +551,7 @@ class ArCHer(Algorithm):
             ),
             rewards=torch.tensor([r for item in batch for r in item.rewards], dtype=torch.float32),
             dones=torch.tensor(dones, dtype=torch.float32),
+            value_actions=value_actions,
         )
 
     def _critic_stage(self, items: list[CriticTrajectory]) -> Stage:
@@ -481,7 +607,11 @@ class ArCHer(Algorithm):
             )
             rewards, dones = batch.rewards.to(v.device), batch.dones.to(v.device)
             q_target = td_targets(rewards, next_v, dones, gamma=self.config.gamma)
-            v_target = double_q_min(target_q[:, _Q1], target_q[:, _Q2])
+            if batch.value_actions:  # E_{a ~ pi}: the policy's sampled actions
+                sampled_q = batch.read_value_actions(self._target).to(v.device)
+                v_target = sampled_value_targets(sampled_q[..., _Q1], sampled_q[..., _Q2])
+            else:  # value_samples=0: the buffer's action
+                v_target = double_q_min(target_q[:, _Q1], target_q[:, _Q2])
         q_loss = value_regression_loss(q1, q_target) + value_regression_loss(q2, q_target)
         v_loss = value_regression_loss(v, v_target)
         diagnostics = {
@@ -489,6 +619,7 @@ class ArCHer(Algorithm):
             "v_loss": float(v_loss.detach()),
             "q_mean": float(double_q_min(q1, q2).detach().mean()),
             "v_mean": float(v.detach().mean()),
+            "v_target_mean": float(v_target.mean()),
         }
         return q_loss + v_loss, diagnostics
 
@@ -517,7 +648,8 @@ class ArCHer(Algorithm):
             )
         ]
         stage = self._policy_stage("policy", items, self._policy_loss, self._collate_actor)
-        stage.weigh = lambda batch: float(batch.weights.numel())  # a mean over turns
+        # A mean over action tokens (see _policy_loss): weigh processes by their tokens.
+        stage.weigh = lambda batch: float(batch.turns.action_mask.sum())
         policy_metrics = self._run_stage(stage)
         return {
             **critic_metrics,
@@ -533,8 +665,14 @@ class ArCHer(Algorithm):
         )
 
     def _policy_loss(self, model: Any, batch: ActorBatch) -> tuple[torch.Tensor, dict[str, float]]:
-        logps = turn_logprobs(model, batch.turns).sum
-        loss = advantage_weighted_policy_loss(logps, batch.weights.to(logps.device, logps.dtype))
+        logps = turn_logprobs(model, batch.turns)
+        # A token mean: summed log-probs of whole utterances made the logged loss swing
+        # by hundreds; one positive divisor keeps the gradient's direction.
+        loss = advantage_weighted_policy_loss(
+            logps.sum,
+            batch.weights.to(logps.sum.device, logps.sum.dtype),
+            num_tokens=logps.num_tokens,
+        )
         return loss, {"advantage_mean": float(batch.advantages.mean())}
 
     # -- persistence -------------------------------------------------------------------

@@ -31,9 +31,11 @@ __all__ = [
     "double_q_min",
     "dpo_loss",
     "last_turn_scores",
+    "sampled_value_targets",
     "sft_loss",
     "soft_update",
     "td_targets",
+    "token_mean_scores",
     "trajectory_scores",
     "turn_advantage",
     "value_regression_loss",
@@ -358,6 +360,54 @@ def last_turn_scores(
     return values[last]
 
 
+def token_mean_scores(
+    turn_values: Tensor, turn_num_tokens: Tensor, trajectory_index: Tensor, num_trajectories: int
+) -> Tensor:
+    """Average per-turn token means over every action token of each trajectory.
+
+    With ``v_i`` turn ``i``'s mean value per token (e.g. :func:`turn_advantage` of mean
+    log-probs) and ``n_i`` its number of action tokens::
+
+        scores[j] = sum_i n_i * v_i / sum_i n_i    over turns i of trajectory j
+
+    i.e. one mean over all the trajectory's action tokens. This is how the official
+    SWEET-RL code scores a dialogue (its DPO trainer's mean log-prob over every assistant
+    token of the whole conversation). Unlike :func:`trajectory_scores` (a sum of per-turn
+    means, where every turn weighs the same whatever its length), a long turn weighs
+    more than a short one and the score does not grow with the number of turns. With
+    one turn per trajectory both give ``v``. A trajectory with no tokens scores 0.
+
+    Args:
+        turn_values: ``(num_turns,)`` per-turn mean values.
+        turn_num_tokens: ``(num_turns,)`` how many tokens each mean is over (>= 0).
+        trajectory_index: ``(num_turns,)`` integer index of each turn's trajectory, in
+            ``[0, num_trajectories)``.
+        num_trajectories: Number of trajectories (length of the result).
+
+    Returns:
+        ``(num_trajectories,)`` token means; differentiable with respect to
+        ``turn_values`` (the counts are constants).
+
+    Raises:
+        TypeError: If ``trajectory_index`` is not an integer tensor.
+        ValueError: On mismatched shapes, an index out of range or a negative count.
+
+    """
+    values = _floating("turn_values", turn_values)
+    index, num_trajectories = _trajectory_index(values, trajectory_index, num_trajectories)
+    if not isinstance(turn_num_tokens, Tensor):
+        raise TypeError(
+            f"turn_num_tokens must be a torch.Tensor, got {type(turn_num_tokens).__name__}"
+        )
+    _same_shape(turn_values=values, turn_num_tokens=turn_num_tokens)
+    counts = turn_num_tokens.detach().to(device=values.device, dtype=values.dtype)
+    if counts.numel() and bool((counts < 0).any()):
+        raise ValueError("turn_num_tokens must be >= 0 (token counts)")
+    totals = values.new_zeros(num_trajectories).index_add(0, index, values * counts)
+    tokens = counts.new_zeros(num_trajectories).index_add(0, index, counts)
+    return totals / tokens.clamp(min=1)
+
+
 # ---------------------------------------------------------------------------------------
 # Rejection fine-tuning
 # ---------------------------------------------------------------------------------------
@@ -487,6 +537,36 @@ def double_q_min(q1: Tensor, q2: Tensor) -> Tensor:
     return torch.minimum(a, b)
 
 
+def sampled_value_targets(q1: Tensor, q2: Tensor) -> Tensor:
+    """ArCHer's value target: the mean clipped double Q over actions sampled from the policy.
+
+    ::
+
+        V(s) <- (1 / K) * sum_k min(Q1(s, a_k), Q2(s, a_k)),   a_k ~ pi(. | s)
+
+    a Monte Carlo estimate of ``E_{a ~ pi} min(Q1, Q2)(s, a)`` (Zhou et al. 2024, arXiv
+    2402.19446, value objective) with the target network's Q heads.
+
+    Args:
+        q1: ``(num_states, K)`` first Q estimate of each state's ``K`` sampled actions.
+        q2: Second Q estimate, same shape.
+
+    Returns:
+        ``(num_states,)`` targets, detached.
+
+    Raises:
+        ValueError: If the shapes differ, are not 2-D or have no sample.
+
+    """
+    q = double_q_min(q1, q2)
+    if q.dim() != 2 or q.shape[1] == 0:
+        raise ValueError(
+            f"q1 and q2 must be (num_states, num_samples) with at least one sample, got "
+            f"{tuple(q.shape)}"
+        )
+    return q.mean(dim=1).detach()
+
+
 @torch.no_grad()
 def soft_update(target: nn.Module, source: nn.Module, *, tau: float) -> None:
     """Polyak-average ``source``'s parameters into ``target`` in place.
@@ -534,7 +614,11 @@ def soft_update(target: nn.Module, source: nn.Module, *, tau: float) -> None:
 
 
 def advantage_weighted_policy_loss(
-    action_logps: Tensor, advantages: Tensor, *, normalise: bool = False
+    action_logps: Tensor,
+    advantages: Tensor,
+    *,
+    normalise: bool = False,
+    num_tokens: Tensor | None = None,
 ) -> Tensor:
     """Policy-gradient loss with a learned advantage (ArCHer's token-level actor update).
 
@@ -548,17 +632,28 @@ def advantage_weighted_policy_loss(
     standardised over the batch first: ``(A - mean(A)) / (std(A) + 1e-8)`` (population
     std), a common variance reduction.
 
+    With ``num_tokens`` (and summed log-probs) the mean is over action tokens instead::
+
+        loss = -sum_i A_i * log pi(a_i | s_i) / sum_i n_i
+
+    Every token of action ``i`` carries the weight ``A_i``, so the value reads as a
+    per-token log-prob whatever the actions' lengths; dividing by one positive count
+    leaves the gradient's direction as it is.
+
     Args:
         action_logps: Log-probs of the taken actions under the policy (e.g. summed over
             an utterance's tokens); any shape.
         advantages: Advantages, same shape (detached here).
         normalise: Standardise the advantages over the batch.
+        num_tokens: Number of tokens of each action, same shape; ``None``: the mean is
+            over actions.
 
     Returns:
         Scalar loss; gradients flow only into ``action_logps``.
 
     Raises:
-        ValueError: If the shapes differ or the inputs are empty.
+        ValueError: If the shapes differ, the inputs are empty or ``num_tokens`` counts
+            no token.
 
     """
     logps = _floating("action_logps", action_logps)
@@ -567,4 +662,13 @@ def advantage_weighted_policy_loss(
     _non_empty("action_logps", logps)
     if normalise:
         adv = (adv - adv.mean()) / (adv.std(unbiased=False) + 1e-8)
-    return -(adv.to(logps.dtype) * logps).mean()
+    weighted = adv.to(logps.dtype) * logps
+    if num_tokens is None:
+        return -weighted.mean()
+    if not isinstance(num_tokens, Tensor):
+        raise TypeError(f"num_tokens must be a torch.Tensor, got {type(num_tokens).__name__}")
+    _same_shape(action_logps=logps, num_tokens=num_tokens)
+    count = num_tokens.detach().to(device=logps.device, dtype=logps.dtype).sum()
+    if not count > 0:
+        raise ValueError(f"num_tokens must count at least one token, got a total of {float(count)}")
+    return -weighted.sum() / count

@@ -8,11 +8,14 @@ public method usable on its own; :meth:`SweetRL.fit` runs them in sequence.
 2. **The critic** (:meth:`SweetRL.fit_critic`): a causal LM that also reads the
    training-time information (the reference solution) scores a turn by its advantage
    ``beta x (mean log-prob of the action under the critic - under the critic's frozen
-   start)``; a Bradley–Terry loss makes the chosen episode's summed turn advantages beat
-   the rejected one's. :meth:`SweetRL.critic_accuracy` measures it on held-out pairs.
+   start)``; a Bradley–Terry loss makes the chosen episode's score (its summed turn
+   advantages, or the official code's one token mean) beat the rejected one's.
+   :meth:`SweetRL.critic_accuracy` measures it on held-out pairs;
+   :meth:`SweetRL.turn_advantages` gives one episode's per-turn advantages.
 3. **Candidates** (:meth:`SweetRL.candidate_pairs`): for a share of the buffer's turns,
    sample ``n`` actions from the policy and score each with the critic
-   (:meth:`SweetRL.score_actions`).
+   (:meth:`SweetRL.score_actions`); by default, candidates cut off at ``max_new_tokens``
+   are dropped (they would teach the policy to stop mid-answer).
 4. **Turn pairs** (same method): one top-half candidate vs one bottom-half candidate,
    4 pairs per turn.
 5. **The policy** (:meth:`SweetRL.fit_policy`): DPO on the turn pairs plus an NLL term on
@@ -21,7 +24,8 @@ public method usable on its own; :meth:`SweetRL.fit` runs them in sequence.
 Ablations of the paper are settings: ``critic_uses_reference=False`` (no training-time
 information), ``critic_head="value"`` (a scalar value head instead of the log-ratio),
 ``length_normalize=False`` (summed instead of mean log-probs) and
-``critic_score="last_turn"`` (the official code's last-turn variant).
+``critic_score="last_turn"`` (a trajectory scored by its last turn only);
+``critic_score="token_mean"`` is the official code's trajectory score.
 
 Many processes: the reference, scoring, sampling and accuracy passes are split across
 ranks (:func:`algorithms.distributed.map_sharded`); the critic's frozen start is kept
@@ -70,6 +74,7 @@ from algorithms.losses import (
     bradley_terry_loss,
     dpo_loss,
     last_turn_scores,
+    token_mean_scores,
     trajectory_scores,
     turn_advantage,
 )
@@ -81,6 +86,9 @@ from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn
 __all__ = ["SweetRL", "SweetRLConfig"]
 
 _CRITIC_ADAPTER = "critic"
+
+_CRITIC_SCORES = ("turn_sum", "token_mean", "last_turn")
+"""Values of :attr:`SweetRLConfig.critic_score`."""
 
 
 @dataclass(frozen=True)
@@ -103,8 +111,19 @@ class SweetRLConfig(TrainingConfig):
             ablation: a scalar head on the critic LM, trained with the same loss).
         length_normalize: Mean (paper) or summed token log-probs in the advantage; the
             paper reports that success collapsed to 3.6% without the mean.
-        critic_score: How turn advantages make a trajectory's score: ``"sum"`` (paper)
-            or ``"last_turn"`` (the official code's variant).
+        critic_score: How the critic scores a trajectory for its Bradley–Terry loss
+            (and :meth:`SweetRL.critic_accuracy`). ``"turn_sum"`` (default; the paper's
+            description): the sum of the per-turn advantages, so each turn weighs the
+            same whatever its length. ``"token_mean"`` (the official code: its DPO
+            trainer's mean log-prob over every assistant token of the dialogue): one
+            mean over all the trajectory's action tokens, so long turns weigh more; use
+            it to reproduce the official critic. ``"last_turn"``: the last turn's
+            advantage only (an ablation). ``"sum"`` is read as ``"turn_sum"`` (configs
+            saved before the rename). Whichever it is, a turn's advantage (what ranks
+            candidates and :meth:`SweetRL.turn_advantages` returns) stays the turn's
+            scaled mean log-ratio. ``"token_mean"`` needs ``length_normalize=True`` (it is
+            a length normalisation) and ``critic_head="log_ratio"`` (a value head gives
+            no per-token values).
         hint_template: How the training-time information is put in words; fields
             name keys of ``Trajectory.reference`` (paper: the ground-truth answer).
         critic_model: A hub id or local folder of a causal LM to start the critic from
@@ -118,6 +137,13 @@ class SweetRLConfig(TrainingConfig):
         num_candidates: Actions sampled per selected turn (paper: 16).
         candidate_temperature: Sampling temperature of the candidates (paper: 1.0).
         candidate_max_new_tokens: Longest candidate; ``None``: the policy's setting.
+        drop_truncated_candidates: Leave candidates that were cut off at
+            ``max_new_tokens`` out of the turn pairs (neither chosen nor rejected): the
+            policy is trained on an action followed by the end-of-turn token, which would
+            teach it to stop mid-answer. A candidate counts as cut off when it
+            re-tokenizes to at least ``max_new_tokens`` tokens (a sample whose decoded
+            text re-tokenizes shorter slips through). ``False`` keeps them (needed for
+            tiny random-init policies, whose samples never end).
         pairs_per_turn: Turn-level pairs drawn per turn, top half vs bottom half
             (paper: 4).
 
@@ -132,7 +158,7 @@ class SweetRLConfig(TrainingConfig):
     critic_uses_reference: bool = True
     critic_head: str = "log_ratio"
     length_normalize: bool = True
-    critic_score: str = "sum"
+    critic_score: str = "turn_sum"
     hint_template: str = REFERENCE_HINT
     critic_model: str | None = None
     pair_success_only: bool = True
@@ -142,16 +168,29 @@ class SweetRLConfig(TrainingConfig):
     num_candidates: int = 16
     candidate_temperature: float = 1.0
     candidate_max_new_tokens: int | None = None
+    drop_truncated_candidates: bool = True
     pairs_per_turn: int = 4
 
     def __post_init__(self) -> None:
+        if self.critic_score == "sum":  # the name before "token_mean" existed
+            object.__setattr__(self, "critic_score", "turn_sum")
         super().__post_init__()
         self._check_positive("dpo_beta", "critic_learning_rate", "critic_epochs", "critic_beta")
         self._check_positive("critic_batch_size", "pairs_per_turn")
         self._check_non_negative("nll_coef", "min_reward_gap", "candidate_temperature")
         self._check_fraction("candidate_fraction")
         self._check_choice("critic_head", ("log_ratio", "value"))
-        self._check_choice("critic_score", ("sum", "last_turn"))
+        self._check_choice("critic_score", _CRITIC_SCORES)
+        if self.critic_score == "token_mean" and not self.length_normalize:
+            raise ValueError(
+                "critic_score='token_mean' is itself a length normalisation (one mean over "
+                "the dialogue's tokens); it needs length_normalize=True"
+            )
+        if self.critic_score == "token_mean" and self.critic_head != "log_ratio":
+            raise ValueError(
+                "critic_score='token_mean' averages per-token log-ratios; it needs "
+                f"critic_head='log_ratio', got {self.critic_head!r}"
+            )
         if not 0.0 <= self.held_out_fraction < 1.0:
             raise ValueError(f"held_out_fraction must be in [0, 1), got {self.held_out_fraction}")
         if self.num_candidates < 2:
@@ -218,8 +257,15 @@ class SweetRL(Algorithm):
             metrics["critic/heldout_pair_accuracy"] = self.critic_accuracy(held_out)
         self.log_metrics({k: v for k, v in metrics.items() if "accuracy" in k})
         # Steps 3 and 4.
-        pairs_for_policy = self.candidate_pairs(buffer)
+        pairs_for_policy, truncated = self._candidates(buffer)
         metrics["train/num_pairs"] = float(len(pairs_for_policy))
+        metrics["train/truncated_candidates"] = float(truncated)
+        if not pairs_for_policy and truncated:
+            raise ValueError(
+                f"no turn-level pairs: {truncated} sampled candidates were cut off at "
+                f"max_new_tokens and dropped, leaving too few complete ones; raise "
+                f"candidate_max_new_tokens or set drop_truncated_candidates=False"
+            )
         if not pairs_for_policy:
             raise ValueError(
                 "the critic produced no turn-level pairs (every turn's candidates tied); "
@@ -323,16 +369,23 @@ class SweetRL(Algorithm):
         cached = self.trainer.cached(name, lambda: to_json(self._scored_pairs(pairs)))
         return from_json(DialoguePair, cached)
 
-    def _turn_values(self, model: Any, batch: DialogueBatch) -> torch.Tensor:
-        """Per-turn critic values: the turn advantage (log-ratio) or the value head's output."""
+    def _turn_values(
+        self, model: Any, batch: DialogueBatch
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Per-turn critic values and action token counts (``None`` for the value head).
+
+        The values are the turn advantages (log-ratio) or the value head's outputs.
+        """
         device = next(model.parameters()).device
         if self.config.critic_head == "value":
             encoded = batch.turns.to(device)
-            return model(encoded.input_ids, encoded.attention_mask)[:, 0]
-        values = self._per_turn(turn_logprobs(model, batch.turns))
-        return turn_advantage(
+            return model(encoded.input_ids, encoded.attention_mask)[:, 0], None
+        logps = turn_logprobs(model, batch.turns)
+        values = self._per_turn(logps)
+        advantages = turn_advantage(
             values, batch.reference.to(values.device), beta=self.config.critic_beta
         )
+        return advantages, logps.num_tokens
 
     def _collate_critic(self) -> Any:
         if self.config.critic_head == "value":
@@ -347,12 +400,16 @@ class SweetRL(Algorithm):
 
     def _pair_scores(self, model: Any, batch: DialogueBatch) -> tuple[torch.Tensor, torch.Tensor]:
         """Scores of each pair's chosen (even dialogues) and rejected (odd) side."""
-        values = self._turn_values(model, batch)
+        values, num_tokens = self._turn_values(model, batch)
         index = batch.dialogue_index.to(values.device)
-        aggregate = (
-            last_turn_scores if self.config.critic_score == "last_turn" else trajectory_scores
-        )
-        scores = aggregate(values, index, batch.num_dialogues)
+        if self.config.critic_score == "token_mean":
+            # The config guarantees the log-ratio head: counts exist, values are means.
+            assert num_tokens is not None
+            scores = token_mean_scores(values, num_tokens, index, batch.num_dialogues)
+        elif self.config.critic_score == "last_turn":
+            scores = last_turn_scores(values, index, batch.num_dialogues)
+        else:
+            scores = trajectory_scores(values, index, batch.num_dialogues)
         return scores[0::2], scores[1::2]
 
     def _critic_loss(
@@ -443,6 +500,37 @@ class SweetRL(Algorithm):
             raise RuntimeError("no critic yet: call fit_critic (or fit) first")
         return self._score_turns([(messages, reference, list(actions))])[0]
 
+    def turn_advantages(self, trajectory: Trajectory) -> list[float]:
+        """Return the trained critic's advantage of each agent turn of one trajectory.
+
+        Turn ``t``'s value is what :meth:`score_actions` gives its action in its context:
+        ``critic_beta x`` the mean (or, with ``length_normalize=False``, summed) token
+        log-prob ratio of the critic and its frozen start, the critic reading the
+        trajectory's reference as in training (the value head's output for that
+        ablation). It does not depend on ``critic_score``, which only combines these
+        into the trajectory's score. Not collective, like :meth:`score_actions`.
+
+        Example:
+            >>> algo = Algorithm.load("runs/sweet")
+            >>> plt.bar(range(len(t.turns)), algo.turn_advantages(t))
+
+        Args:
+            trajectory: The episode; its ``reference`` needs the hint's fields.
+
+        Returns:
+            One float per agent turn, in order.
+
+        Raises:
+            RuntimeError: If the critic has not been trained or loaded.
+
+        """
+        if self.critic is None:
+            raise RuntimeError("no critic yet: call fit_critic (or fit) first")
+        scores = self._score_turns(
+            [(turn.messages, trajectory.reference, [turn.action]) for turn in trajectory.turns]
+        )
+        return [score for (score,) in scores]
+
     def _score_turns(
         self, turns: Sequence[tuple[Sequence[dict[str, str]], dict[str, Any], list[str]]]
     ) -> list[list[float]]:
@@ -467,7 +555,7 @@ class SweetRL(Algorithm):
                         reference = self._per_turn(turn_logprobs(start_model, encoded)).float()
                 batch = DialogueBatch(encoded, torch.arange(rows), reference.cpu(), rows)
                 with self._as_critic():
-                    flat += self._turn_values(self.critic, batch).float().tolist()
+                    flat += self._turn_values(self.critic, batch)[0].float().tolist()
         reshard(self.critic)
         return split_by_lengths(flat, [len(candidates) for _, _, candidates in turns])
 
@@ -479,22 +567,48 @@ class SweetRL(Algorithm):
     def candidate_pairs(self, buffer: TrajectoryBuffer | Sequence[Trajectory]) -> list[TurnPair]:
         """Sample candidates for a share of turns, rank them with the critic, pair them (3-4).
 
-        Candidates that hit ``max_new_tokens`` are kept (the policy samples them too);
-        the sampling and scoring of the turns are split across processes.
+        With ``drop_truncated_candidates`` (default), candidates cut off at
+        ``max_new_tokens`` are dropped before scoring: they are neither chosen nor
+        rejected, and a turn left with fewer than two candidates gives no pair. The
+        sampling and scoring of the turns are split across processes.
 
         Returns:
             Turn-level pairs (cached in the run directory, so a resumed run does not
             sample again).
 
         """
+        return self._candidates(buffer)[0]
+
+    def _candidates(
+        self, buffer: TrajectoryBuffer | Sequence[Trajectory]
+    ) -> tuple[list[TurnPair], int]:
+        """:meth:`candidate_pairs` and how many truncated candidates were dropped."""
         if self.critic is None:
             raise RuntimeError("no critic yet: call fit_critic (or fit) first")
         turns = [(t, turn) for t in buffer for turn in t.turns]
         with self._session([t.to_dict() for t in buffer]):
             data = self.trainer.cached("candidate_pairs", lambda: self._candidate_pairs(turns))
-        return [TurnPair(messages=tuple(p.pop("messages")), **p) for p in data]
+        if isinstance(data, list):  # a run cached before truncated candidates were dropped
+            data = {"pairs": data, "truncated_candidates": 0}
+        pairs = [TurnPair(messages=tuple(p.pop("messages")), **p) for p in data["pairs"]]
+        return pairs, int(data["truncated_candidates"])
 
-    def _candidate_pairs(self, turns: list[tuple[Trajectory, Turn]]) -> list[dict[str, Any]]:
+    def _truncated(self, candidates: Sequence[str]) -> list[bool]:
+        """Whether each candidate was (most likely) cut off at ``max_new_tokens``.
+
+        Generation does not report why it stopped, so the decoded text is re-tokenized
+        the way it will be trained on; a candidate that ended at the end token is
+        shorter than the limit.
+        """
+        if not candidates:
+            return []
+        limit = self.config.candidate_max_new_tokens
+        if limit is None:
+            limit = self.policy.max_new_tokens
+        ids = self.policy.tokenizer(list(candidates), add_special_tokens=False)["input_ids"]
+        return [len(row) >= limit for row in ids]
+
+    def _candidate_pairs(self, turns: list[tuple[Trajectory, Turn]]) -> dict[str, Any]:
         rng = np.random.default_rng([self.config.seed, 3])
         count = min(len(turns), max(1, round(self.config.candidate_fraction * len(turns))))
         selected = [turns[i] for i in sorted(rng.choice(len(turns), size=count, replace=False))]
@@ -507,35 +621,45 @@ class SweetRL(Algorithm):
         def sample_and_score(chunk: list[tuple[Trajectory, Turn]]) -> list[list[Any]]:
             prompts = self.policy_prompts([turn for _, turn in chunk])
             with self._as_policy():
-                candidates = self.policy.generate(
+                sampled = self.policy.generate(
                     prompts,
                     n=self.config.num_candidates,
                     temperature=self.config.candidate_temperature,
                     max_new_tokens=self.config.candidate_max_new_tokens,
                 )
+            kept = sampled
+            if self.config.drop_truncated_candidates:
+                # Trained on, a cut-off candidate gets the end token: it would teach the
+                # policy to stop mid-answer. Dropped before scoring, it costs nothing.
+                kept = [
+                    [c for c, cut in zip(row, self._truncated(row)) if not cut] for row in sampled
+                ]
             scores = self._score_turns(
-                [(turn.messages, t.reference, c) for (t, turn), c in zip(chunk, candidates)]
+                [(turn.messages, t.reference, c) for (t, turn), c in zip(chunk, kept)]
             )
             bar.update(len(chunk) * self.trainer.accelerator.num_processes)
-            return [[c, s] for c, s in zip(candidates, scores)]
+            return [[c, s, len(row) - len(c)] for c, s, row in zip(kept, scores, sampled)]
 
         ranked = map_sharded(selected, sample_and_score, batch_size=self.policy.batch_size)
         bar.close()
         pairs = []
-        for (_, turn), (candidates, scores) in zip(selected, ranked):
+        for (_, turn), (candidates, scores, _) in zip(selected, ranked):
             pairs += turn_pairs(
                 turn.messages, candidates, scores, num_pairs=self.config.pairs_per_turn, rng=rng
             )
-        return [
-            {
-                "messages": list(p.messages),
-                "chosen": p.chosen,
-                "rejected": p.rejected,
-                "chosen_score": p.chosen_score,
-                "rejected_score": p.rejected_score,
-            }
-            for p in pairs
-        ]
+        return {
+            "pairs": [
+                {
+                    "messages": list(p.messages),
+                    "chosen": p.chosen,
+                    "rejected": p.rejected,
+                    "chosen_score": p.chosen_score,
+                    "rejected_score": p.rejected_score,
+                }
+                for p in pairs
+            ],
+            "truncated_candidates": sum(dropped for _, _, dropped in ranked),
+        }
 
     # -- step 5: the policy ----------------------------------------------------------------------
 

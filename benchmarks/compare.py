@@ -556,6 +556,12 @@ def run_comparison(
     base = WARM_START if WARM_START in evals else "zero-shot"
     versus = _versus_base(out, base, [n for n in names if n != base], config["seed"])
 
+    example = (
+        _critic_example(out, buffer)
+        if fits.get("sweet-rl", {}).get("status") == "trained"
+        else None
+    )
+
     # 4. The report (main process); the others read it back once it is written.
     test_tasks = env_kwargs(config, "test")["tasks"][: config["eval"]["test_tasks"]]
     train_tasks = train_kwargs["tasks"][offset : offset + n_train]
@@ -580,6 +586,7 @@ def run_comparison(
             "success_rate": sum(t.success for t in buffer) / max(1, len(buffer)),
         },
         "methods": methods,
+        "critic_example": example,
         "seconds": round(time.perf_counter() - started, 1),
         "processes": state.num_processes,
     }
@@ -622,6 +629,90 @@ def _warm_start(
     if record["status"] != "trained":
         raise ValueError(f"the warm start did not train: {record.get('reason')}")
     return record
+
+
+def _critic_example(out: Path, buffer: TrajectoryBuffer) -> dict[str, Any] | None:
+    """SWEET-RL's critic on one training dialogue: each turn's advantage, beside the turn.
+
+    The dialogue is a success of a task the base policy also failed (the fact its failed
+    samples missed is what the critic should credit). Computed once by the main process
+    and kept in ``methods/sweet-rl/critic_example.json``.
+    """
+    from algorithms import Algorithm
+
+    state = process_state()
+    path = out / "methods" / "sweet-rl" / "critic_example.json"
+    if state.is_main_process and not path.exists():
+        example = pick_example_dialogue(buffer)
+        record: dict[str, Any] = {"task_id": None, "turns": []}
+        if example is not None:
+            trajectory, missed = example
+            advantages = Algorithm.load(out / "methods" / "sweet-rl" / "model").turn_advantages(
+                trajectory
+            )
+            record = {
+                "task_id": trajectory.task_id,
+                "turns": _turn_rows(trajectory, missed, advantages),
+            }
+        path.write_text(json.dumps(record, indent=2) + "\n")
+    state.wait_for_everyone()
+    record = json.loads(path.read_text())
+    return record if record["task_id"] is not None else None
+
+
+def pick_example_dialogue(buffer: TrajectoryBuffer) -> tuple[Any, set[str]] | None:
+    """Pick a successful multi-turn episode of a task that other samples failed.
+
+    Returns:
+        The episode and the keys of the facts that matter which some failed sample of
+        the same task was never told; ``None`` when no task has both outcomes.
+
+    """
+    best: tuple[Any, set[str]] | None = None
+    for group in buffer.group_by_task().values():
+        wins = [t for t in group if t.success and t.num_turns >= 2]
+        losses = [t for t in group if not t.success]
+        if not wins or not losses:
+            continue
+        facts = (wins[0].reference or {}).get("facts") or []
+        missed = {
+            f["key"]
+            for f in facts
+            if f.get("matters") and any(f["answer"] not in _told(t) for t in losses)
+        }
+        win = max(wins, key=lambda t: t.num_turns)
+        if missed and (best is None or win.num_turns > best[0].num_turns):
+            best = (win, missed)
+    return best
+
+
+def _told(trajectory: Any) -> str:
+    return " ".join(m["content"] for m in trajectory.messages if m["role"] == "user")
+
+
+def _turn_rows(trajectory: Any, missed: set[str], advantages: list[float]) -> list[dict[str, Any]]:
+    facts = (trajectory.reference or {}).get("facts") or []
+    messages = trajectory.messages
+    replies = [
+        messages[i + 1]["content"]
+        if i + 1 < len(messages) and messages[i + 1]["role"] == "user"
+        else ""
+        for i, m in enumerate(messages)
+        if m["role"] == "assistant"
+    ]
+    rows = []
+    for turn, reply, advantage in zip(trajectory.turns, replies, advantages):
+        told = [f["key"] for f in facts if f["answer"] in reply]
+        rows.append(
+            {
+                "action": turn.action,
+                "reply": reply,
+                "facts_told": told,
+                "missed_by_failures": sorted(set(told) & missed),
+                "advantage": float(advantage),
+            }
+        )
+    return rows
 
 
 def _warm_start_summary(config: Mapping[str, Any], out: Path) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from typing import Any
 __all__ = [
     "baseline_of",
     "compare_to_baseline",
+    "critic_example_table",
     "environment_versions",
     "format_table",
     "json_safe",
@@ -177,7 +178,7 @@ def format_table(results: Mapping[str, Any]) -> str:
         isinstance((results.get("methods", {}).get(n) or {}).get("versus_base"), Mapping)
         for n in _method_order(results)
     )
-    versus = [f"{_TITLE[main]} vs {_label(base).lower()} [95% paired CI]"] if paired else []
+    versus = [f"{_TITLE[main]} vs {_lower(_label(base))} [95% paired CI]"] if paired else []
     header = ["Method", *titles, *versus, "Trained in"]
     rows = [header, ["---"] * len(header)]
     for name in _method_order(results):
@@ -198,6 +199,41 @@ def format_table(results: Mapping[str, Any]) -> str:
             cells.append(_paired_cell(entry.get("versus_base"), main))
         rows.append([_label(name), *cells, trained_in])
     return "\n".join("| " + " | ".join(_cell(c) for c in row) + " |" for row in rows) + "\n"
+
+
+def critic_example_table(example: Mapping[str, Any]) -> str:
+    """Return a Markdown table of one dialogue's turns beside the critic's advantages.
+
+    ``example`` is ``results["critic_example"]``: a successful training episode of a task
+    that other samples failed; a fact marked * is one a failed sample never learned.
+    """
+    lines = [
+        f"Task `{example.get('task_id')}`, a success of the base policy on a task where "
+        "other samples failed. Facts marked * are ones a failed sample never learned: the "
+        "turns that obtained them are the ones credit assignment should reward.\n",
+        "| Turn | Agent | Human | Facts told | Advantage |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for index, row in enumerate(example.get("turns") or [], start=1):
+        missed = set(row.get("missed_by_failures") or [])
+        facts = ", ".join(
+            f"{key}*" if key in missed else key for key in row.get("facts_told") or []
+        )
+        advantage = _number(row.get("advantage"))
+        cells = [
+            str(index),
+            _clip(row.get("action", "")),
+            _clip(row.get("reply", "")),
+            facts or _DASH,
+            _DASH if advantage is None else f"{advantage:+.4f}",
+        ]
+        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _clip(text: Any, limit: int = 90) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def baseline_of(results: Mapping[str, Any]) -> str:
@@ -228,7 +264,7 @@ def compare_to_baseline(results: Mapping[str, Any], baseline: str | None = None)
             continue
         if fit.get("status") != "trained":
             continue
-        head = f"{_label(name)} vs {_label(baseline).lower()}"
+        head = f"{_label(name)} vs {_lower(_label(baseline))}"
         value = _number(evals.get(name, {}).get(metric))
         if value is None:
             lines.append(f"{head}: not evaluated")
@@ -274,7 +310,7 @@ def render_markdown(results: Mapping[str, Any], plots: Sequence[str] = ()) -> st
     if comparisons:
         metric = main_metric(results)
         why = " (no method succeeds on any task)" if metric == "tests_passed" else ""
-        base = _label(baseline_of(results)).lower()
+        base = _lower(_label(baseline_of(results)))
         parts.append(f"Against {base}, on {_TITLE[metric].lower()}{why}:\n")
         parts.append("".join(f"- {line}\n" for line in comparisons))
     training = _training_table(results)
@@ -285,6 +321,10 @@ def render_markdown(results: Mapping[str, Any], plots: Sequence[str] = ()) -> st
         parts.append(
             "Training curves of every step: `tensorboard --logdir methods` in this folder.\n"
         )
+    example = results.get("critic_example")
+    if isinstance(example, Mapping) and example.get("turns"):
+        parts.append("## SWEET-RL's critic on one dialogue\n")
+        parts.append(critic_example_table(example))
     if plots:
         parts.append("## Plots\n")
         parts.append("\n".join(f"![{Path(p).stem}]({p})" for p in plots) + "\n")
@@ -430,19 +470,27 @@ def _paired_cell(versus: Any, metric: str) -> str:
 
 
 def _paired_sentence(versus: Mapping[str, Any], metric: str) -> str:
-    unit = " points" if _KIND[metric] == "percent" else ""
+    kind = _KIND[metric]
+    unit = " points" if kind == "percent" else ""
     low = _number(versus.get(f"{metric}_diff_ci_low"))
     high = _number(versus.get(f"{metric}_diff_ci_high"))
+    text = _signed(float(versus[f"{metric}_diff"]), kind) + unit
     counts = ""
     if _number(versus.get("gained")) is not None:
         counts = f"; {int(versus['gained'])} tasks gained, {int(versus.get('lost') or 0)} lost"
     if low is None or high is None:
-        return f"{_paired_cell(versus, metric)}{unit}{counts}"
+        return text + counts
     real = low > 0 or high < 0
     verdict = (
         "excludes 0 (a real difference)" if real else "includes 0 (not a measurable difference)"
     )
-    return f"{_paired_cell(versus, metric)}{unit} (95% paired CI{counts}); the interval {verdict}"
+    interval = f"[{_signed(low, kind)}, {_signed(high, kind)}]"
+    return f"{text} {interval} (95% paired CI{counts}); the interval {verdict}"
+
+
+def _lower(label: str) -> str:
+    """A method's label inside a sentence: "Zero-shot" -> "zero-shot", "RFT" stays."""
+    return label if label[:2].isupper() else label[:1].lower() + label[1:]
 
 
 def _duration(seconds: Any) -> str:

@@ -1,4 +1,5 @@
-"""ArCHer: transitions, critic prompts, TD learning signal, fit, save and load."""
+"""ArCHer: transitions, critic prompts, TD learning signal, V's sampled target, the token-mean
+actor loss, fit, save and load."""
 
 from __future__ import annotations
 
@@ -12,9 +13,13 @@ from algorithms import (
     Algorithm,
     ArCHer,
     ArCHerConfig,
+    advantage_weighted_policy_loss,
     build_transitions,
     critic_prompts,
+    encode_turns,
+    turn_logprobs,
 )
+from algorithms.losses import sampled_value_targets
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn
 from tests.algorithms.conftest import FAST
 from tests.tiny_lm import make_tiny_lm
@@ -124,6 +129,9 @@ def test_critic_bootstraps_the_final_reward_to_the_first_turn(tiny_policy) -> No
         critic_learning_rate=3e-3,
         critic_epochs=60,
         critic_batch_size=4,
+        # V(s') at the buffer's action: with sampled actions the bootstrapped value is
+        # that of the untrained policy's random texts, which this test cannot know.
+        value_samples=0,
     )
     archer.fit_critic(buffer)
     values = archer.critic_values(buffer)  # rows: success turn 1, 2; failure turn 1, 2
@@ -150,12 +158,14 @@ def test_fit_trains_both_models_and_save_load_round_trips(
     policy_before = _state(tiny_policy.model)
     metrics = archer.fit(shared_buffer)
 
+    assert archer.config.value_samples == 2  # the default: V's target from policy samples
     expected = {
         "critic/loss",
         "critic/q_loss",
         "critic/v_loss",
         "critic/q_mean",
         "critic/v_mean",
+        "critic/v_target_mean",
         "train/loss",
         "train/advantage_mean",
     }
@@ -206,6 +216,10 @@ def test_config_rejects_typos_and_bad_values(tiny_policy) -> None:
         ArCHerConfig(tau=1.5)
     with pytest.raises(ValueError, match="critic_epochs"):
         ArCHerConfig(critic_epochs=0)
+    with pytest.raises(ValueError, match="value_samples"):
+        ArCHerConfig(value_samples=-1)
+    with pytest.raises(ValueError, match="value_max_new_tokens"):
+        ArCHerConfig(value_max_new_tokens=0)
     config = ArCHerConfig()
     assert (config.gamma, config.tau, config.learning_rate) == (0.95, 0.1, 1e-6)
 
@@ -214,7 +228,6 @@ def test_one_sequence_per_trajectory_reads_the_values_of_each_turns_prefix(
     shared_buffer, tiny_policy
 ) -> None:
     """Q and V read inside the whole dialogue equal those of each turn's prefix alone."""
-    from algorithms import encode_turns
     from algorithms.models import encode_texts
 
     archer = ArCHer(tiny_policy, **{**FAST, "max_length": 4096})  # every dialogue packs
@@ -231,3 +244,136 @@ def test_one_sequence_per_trajectory_reads_the_values_of_each_turns_prefix(
     torch.testing.assert_close(values[:, 0], q[:, 0], rtol=0, atol=1e-5)
     torch.testing.assert_close(values[:, 1], q[:, 1], rtol=0, atol=1e-5)
     torch.testing.assert_close(values[:, 2], v[:, 2], rtol=0, atol=1e-5)
+
+
+def _min_q(archer: ArCHer, states: list[str], actions: list[str]) -> torch.Tensor:
+    """``min(Q1, Q2)`` of the critic as it is now, one (state, action) row at a time."""
+    rows = encode_turns(archer.critic_tokenizer, states, actions)
+    with torch.no_grad():
+        q = archer.critic(rows.input_ids, rows.attention_mask)
+    return torch.minimum(q[:, 0], q[:, 1])
+
+
+def test_sampled_value_targets_average_the_min_q_over_samples() -> None:
+    q1 = torch.tensor([[1.0, 3.0], [0.0, -2.0]], requires_grad=True)
+    q2 = torch.tensor([[2.0, 0.0], [1.0, -1.0]])
+    targets = sampled_value_targets(q1, q2)
+    assert targets.tolist() == [0.5, -1.0]
+    assert not targets.requires_grad
+    with pytest.raises(ValueError, match="num_samples"):
+        sampled_value_targets(torch.zeros(3), torch.zeros(3))
+    with pytest.raises(ValueError, match="shape mismatch"):
+        sampled_value_targets(torch.zeros(2, 2), torch.zeros(2, 3))
+
+
+def test_v_target_is_the_mean_min_q_of_actions_sampled_from_the_policy(
+    tiny_policy, monkeypatch
+) -> None:
+    buffer = TrajectoryBuffer(
+        [
+            _trajectory("a", [("Which name?", "solve"), ("I WANT TO ANSWER: x", "")], [0.0, 1.0]),
+            _trajectory("b", [("I WANT TO ANSWER: y", "")], [0.0]),
+        ]
+    )
+    tiny_policy.system_prompt = "Write Python functions."  # short texts: a fast test
+    turns = [turn for _, turn in buffer.turns()]
+    prompts = tiny_policy.format_prompts([turn.messages for turn in turns])
+    # A deterministic policy: distinct actions per turn and sample, so a sample scored
+    # against another turn's state would show.
+    samples = {p: [f"Is input {i} an int?", f"Return {i * 7}?"] for i, p in enumerate(prompts)}
+    calls = []
+
+    def generate(batch, *, n=1, temperature=None, top_p=None, max_new_tokens=None):
+        calls.append((list(batch), n, temperature, max_new_tokens))
+        return [samples[p][:n] for p in batch]
+
+    monkeypatch.setattr(tiny_policy, "generate", generate)
+    settings = {**FAST, "critic_epochs": 1, "critic_batch_size": 8}  # one step: the start's target
+    archer = ArCHer(tiny_policy, **settings, value_temperature=0.7, value_max_new_tokens=5)
+    states = archer.critic_inputs(buffer)
+    # The target starts as the critic: the logged target is that of the untrained critic.
+    sampled = torch.stack(
+        [_min_q(archer, states, [samples[p][k] for p in prompts]) for k in range(2)], 1
+    )
+    expected = sampled.mean(dim=1)
+    at_buffer_action = _min_q(archer, states, [turn.action for turn in turns])
+    assert not torch.allclose(expected, at_buffer_action, atol=1e-3)
+    v = archer.critic_values(buffer)[:, 2]
+
+    metrics = archer.fit_critic(buffer)
+    assert metrics["critic/v_target_mean"] == pytest.approx(float(expected.mean()), abs=1e-5)
+    # Each state's own target (a mean would not see targets paired with the wrong state).
+    assert metrics["critic/v_loss"] == pytest.approx(float(((v - expected) ** 2).mean()), abs=1e-5)
+    # Sampled once for the fit, every turn's prompt as the actor reads it.
+    assert [p for batch, *_ in calls for p in batch] == prompts
+    assert {tuple(call[1:]) for call in calls} == {(2, 0.7, 5)}
+
+    # value_samples=0: the old target, min Q at the buffer's action; nothing is sampled.
+    calls.clear()
+    old = ArCHer(tiny_policy, **settings, value_samples=0)
+    metrics = old.fit_critic(buffer)
+    assert metrics["critic/v_target_mean"] == pytest.approx(
+        float(at_buffer_action.mean()), abs=1e-5
+    )
+    assert metrics["critic/v_loss"] == pytest.approx(
+        float(((v - at_buffer_action) ** 2).mean()), abs=1e-5
+    )
+    assert calls == []
+
+
+def test_actor_loss_is_a_token_mean_of_advantage_weighted_log_probs() -> None:
+    def loss(lengths, advantages, per_token):
+        logps = torch.tensor([n * lp for n, lp in zip(lengths, per_token)], requires_grad=True)
+        value = advantage_weighted_policy_loss(
+            logps, torch.tensor(advantages), num_tokens=torch.tensor(lengths)
+        )
+        value.backward()
+        return value.item(), logps.grad
+
+    value, grad = loss([4, 2], [2.0, -1.0], [-0.5, -1.0])
+    assert value == pytest.approx(-(2.0 * 4 * -0.5 + -1.0 * 2 * -1.0) / 6)
+    # The same per-token terms over actions twice as long: the same value.
+    assert loss([8, 4], [2.0, -1.0], [-0.5, -1.0])[0] == pytest.approx(value)
+    assert loss([10], [3.0], [-0.25])[0] == pytest.approx(loss([5], [3.0], [-0.25])[0])
+    # The gradient points where the mean over turns points (one positive factor apart).
+    logps = torch.tensor([-2.0, -2.0], requires_grad=True)
+    advantage_weighted_policy_loss(logps, torch.tensor([2.0, -1.0])).backward()
+    torch.testing.assert_close(grad, logps.grad * 2 / 6)
+    with pytest.raises(ValueError, match="at least one token"):
+        advantage_weighted_policy_loss(
+            torch.zeros(2), torch.ones(2), num_tokens=torch.zeros(2, dtype=torch.long)
+        )
+
+
+def test_fit_logs_the_actor_loss_as_a_mean_over_action_tokens(shared_buffer, tiny_policy) -> None:
+    from algorithms.models import clone_model
+
+    buffer = TrajectoryBuffer(shared_buffer[::4])  # a success and two failures
+    tiny_policy.system_prompt = "Ask questions, then answer."  # short texts: a fast test
+    start = clone_model(tiny_policy.model)  # the policy the first actor step sees
+    archer = ArCHer(
+        tiny_policy,
+        **{**FAST, "batch_size": 8},  # one actor step: its loss is the start's
+        critic_learning_rate=1e-3,
+        critic_epochs=1,
+        critic_batch_size=8,
+        value_samples=1,
+    )
+    archer.fit(buffer)
+    logged = [value for _, key, value in archer.history if key == "train/loss"]
+    assert len(logged) == 1
+
+    advantages = torch.tensor(archer.advantages(buffer), dtype=torch.float64)
+    weights = (advantages - advantages.mean()) / (advantages.std(unbiased=False) + 1e-8)
+    turns = [turn for _, turn in buffer.turns()]
+    rows = encode_turns(
+        tiny_policy.tokenizer,
+        archer.policy_prompts(turns),
+        [turn.action for turn in turns],
+        max_length=archer.config.max_length,
+    )
+    with torch.no_grad():
+        logps = turn_logprobs(start, rows)
+    weighted = float((weights * logps.sum.double()).sum())
+    assert logged[0] == pytest.approx(-weighted / float(logps.num_tokens.sum()), rel=1e-4)
+    assert logged[0] != pytest.approx(-weighted / len(turns), rel=0.5)  # not the turn mean

@@ -11,7 +11,13 @@ from tests.algorithms.test_training import fresh_policy
 pytest.importorskip("peft")
 
 LORA = {**FAST, "lora_rank": 4, "lora_alpha": 8.0}
-SWEET_LORA = {**LORA, "critic_learning_rate": 1e-3, "num_candidates": 2}
+# The tiny policy's samples never end: keep its cut-off candidates.
+SWEET_LORA = {
+    **LORA,
+    "critic_learning_rate": 1e-3,
+    "num_candidates": 2,
+    "drop_truncated_candidates": False,
+}
 
 
 def test_sweet_rl_critic_is_a_second_adapter_on_the_policys_base(shared_buffer, tmp_path):

@@ -10,10 +10,13 @@ from algorithms import (
     Algorithm,
     StopAfterSteps,
     SweetRL,
+    SweetRLConfig,
     ValueHeadModel,
     critic_prompts,
     turn_logprobs,
 )
+from algorithms.losses import token_mean_scores, trajectory_scores
+from algorithms.pairs import TrajectoryPair
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer
 from tests.algorithms.conftest import FAST
 from tests.algorithms.synthetic import BAD_TURNS, GOOD_TURNS, synthetic_buffer
@@ -27,6 +30,8 @@ SMALL = {
     "num_candidates": 4,
     "candidate_fraction": 0.2,
     "held_out_fraction": 0.25,
+    # The tiny random-init policy never samples its end token: every candidate is cut off.
+    "drop_truncated_candidates": False,
 }
 
 
@@ -45,6 +50,7 @@ def test_fit_trains_critic_and_policy_and_round_trips(shared_buffer, tiny_policy
         assert math.isfinite(metrics[key]), key
     # 4 tasks with a success, 2 worse episodes each; 1 task of 4 held out.
     assert (metrics["critic/num_pairs"], metrics["critic/num_heldout_pairs"]) == (6, 2)
+    assert metrics["train/truncated_candidates"] == 0  # kept (drop_truncated_candidates=False)
     assert any(not torch.equal(before[k], v) for k, v in tiny_policy.model.state_dict().items())
     critic_state = algo.critic.state_dict()
     assert any(not torch.equal(before[k], critic_state[k]) for k in before)
@@ -83,6 +89,13 @@ def test_critic_ranks_held_out_turns_of_the_successful_kind_higher(tiny_policy):
     accuracy = score_good_vs_bad(algo, held_out)
     assert accuracy >= 0.9
     assert algo.critic_accuracy(algo.trajectory_pairs(synthetic_buffer(8, seed=1))) >= 0.9
+    # Per-turn advantages of whole episodes: only the first turn differs between a task's
+    # success and failures (the answer is the same), and that is the turn that separates.
+    wins = [
+        algo.turn_advantages(pair.chosen)[0] > algo.turn_advantages(pair.rejected)[0]
+        for pair in algo.trajectory_pairs(synthetic_buffer(8, seed=1))
+    ]
+    assert sum(wins) / len(wins) >= 0.9
 
 
 def test_turn_advantage_is_beta_times_mean_log_ratio(shared_buffer, tiny_policy):
@@ -197,8 +210,150 @@ def test_scores_after_fit_and_load_use_the_critics_frozen_start(shared_buffer, t
     assert algo.score_actions(turn.messages, trajectory.reference, actions) == pytest.approx(
         expected, abs=1e-5
     )
+    advantages = algo.turn_advantages(trajectory)
+    assert len(advantages) == len(trajectory.turns) > 1
+    assert all(isinstance(a, float) and math.isfinite(a) for a in advantages)
+    assert advantages[1] == pytest.approx(
+        algo.score_actions(turn.messages, trajectory.reference, [turn.action])[0], abs=1e-6
+    )
+    assert algo.turn_advantages(trajectory) == advantages  # deterministic
     algo.save(tmp_path / "sweet")
     loaded = Algorithm.load(tmp_path / "sweet")
     assert loaded.score_actions(turn.messages, trajectory.reference, actions) == pytest.approx(
         expected, abs=1e-5
     )
+    assert loaded.turn_advantages(trajectory) == pytest.approx(advantages, abs=1e-6)
+
+
+# -- issue 15: truncated candidates, the official token-mean score, per-turn advantages --
+
+
+def test_token_mean_scores_weigh_turns_by_their_tokens_and_agree_with_the_sum_on_one_turn():
+    means = torch.tensor([1.0, -0.5, 0.25, 2.0], requires_grad=True)
+    tokens = torch.tensor([2, 6, 5, 3])
+    index = torch.tensor([0, 0, 1, 2])  # trajectory 0: two turns of different lengths
+    scores = token_mean_scores(means, tokens, index, 4)
+    # (2 x 1.0 + 6 x -0.5) / 8 tokens; one-turn trajectories keep their value; none: 0.
+    assert scores.tolist() == pytest.approx([-0.125, 0.25, 2.0, 0.0])
+    summed = trajectory_scores(means, index, 4)
+    assert summed[0].item() == pytest.approx(0.5)  # the turn-sum: another sign
+    assert scores[1:].tolist() == pytest.approx(summed[1:].tolist())
+    scores[0].backward()
+    assert means.grad.tolist() == pytest.approx([0.25, 0.75, 0.0, 0.0])
+    with pytest.raises(ValueError, match="turn_num_tokens must be >= 0"):
+        token_mean_scores(means, torch.tensor([1, -1, 1, 1]), index, 4)
+    with pytest.raises(ValueError, match="shape mismatch"):
+        token_mean_scores(means, tokens[:3], index, 4)
+
+
+def test_critic_score_setting_is_validated():
+    assert SweetRLConfig().critic_score == "turn_sum"
+    assert SweetRLConfig(critic_score="sum").critic_score == "turn_sum"  # the older name
+    assert SweetRLConfig().drop_truncated_candidates
+    with pytest.raises(ValueError, match=r"critic_score must be one of \('turn_sum', 'token_mean'"):
+        SweetRLConfig(critic_score="mean")
+    with pytest.raises(ValueError, match="needs length_normalize=True"):
+        SweetRLConfig(critic_score="token_mean", length_normalize=False)
+    with pytest.raises(ValueError, match="needs critic_head='log_ratio'"):
+        SweetRLConfig(critic_score="token_mean", critic_head="value")
+
+
+def _action_tokens(algo, trajectory):
+    """How many tokens of each turn's action the critic scores (its end token included)."""
+    prompts = critic_prompts(
+        algo.policy, [(turn, trajectory.reference) for turn in trajectory.turns]
+    )
+    encoded = algo.encode(prompts, [turn.action for turn in trajectory.turns])
+    return turn_logprobs(algo.policy.model, encoded).num_tokens.tolist()
+
+
+def test_token_mean_critic_score_ranks_trajectories_by_one_mean_over_their_tokens(shared_buffer):
+    turn_sum = SweetRL(fresh_policy(), **SMALL)
+    turn_sum.fit_critic(turn_sum.trajectory_pairs(shared_buffer)[:2])
+    # The same trained critic, scoring trajectories the official way.
+    token_mean = SweetRL(turn_sum.policy, critic_score="token_mean", **SMALL)
+    token_mean.critic = turn_sum.critic
+
+    first = shared_buffer[0]
+    assert turn_sum.turn_advantages(first) == token_mean.turn_advantages(first)  # per turn
+    scores = {}
+    for i, trajectory in enumerate(shared_buffer):
+        advantages = turn_sum.turn_advantages(trajectory)
+        tokens = _action_tokens(turn_sum, trajectory)
+        mean = sum(a * n for a, n in zip(advantages, tokens)) / sum(tokens)
+        scores[i] = (sum(advantages), mean)
+    # Pairs of episodes that the two scores order differently (unequal turns and lengths).
+    disagree = [
+        (i, j)
+        for i, j in itertools.permutations(scores, 2)
+        if scores[i][0] - scores[j][0] > 1e-4 and scores[j][1] - scores[i][1] > 1e-4
+    ]
+    assert disagree
+    pairs = [TrajectoryPair("any", shared_buffer[i], shared_buffer[j]) for i, j in disagree[:4]]
+    assert turn_sum.critic_accuracy(pairs) == 1.0
+    assert token_mean.critic_accuracy(pairs) == 0.0
+    metrics = SweetRL(fresh_policy(), critic_score="token_mean", **SMALL).fit_critic(
+        turn_sum.trajectory_pairs(shared_buffer)[:2]
+    )
+    assert math.isfinite(metrics["critic/loss"])
+
+
+def _fixed_candidates(policy, complete, cut_off):
+    """Replace the policy's sampling: the same candidates for every prompt."""
+    calls = []
+
+    def generate(prompts, *, n=1, temperature=None, top_p=None, max_new_tokens=None):
+        calls.append(max_new_tokens)
+        assert n == len(complete) + len(cut_off)
+        return [[*complete, *cut_off] for _ in prompts]
+
+    policy.generate = generate
+    return calls
+
+
+def test_candidates_cut_off_at_max_new_tokens_are_neither_chosen_nor_rejected():
+    policy = fresh_policy()
+    complete = [
+        "What should it return?",
+        "Which rounding?",
+        "Is the list sorted?",
+        "Any threshold?",
+    ]
+    limit = max(len(policy.tokenizer(c, add_special_tokens=False)["input_ids"]) for c in complete)
+    limit += 1
+    cut_off = ["I WANT TO ANSWER: def f(x):\n    return sorted(x", "Let me think about " * 8]
+    assert all(
+        len(policy.tokenizer(c, add_special_tokens=False)["input_ids"]) >= limit for c in cut_off
+    )
+    calls = _fixed_candidates(policy, complete, cut_off)
+    buffer = synthetic_buffer(2)
+    settings = {
+        **SMALL,
+        "drop_truncated_candidates": True,
+        "critic_epochs": 1,
+        "num_candidates": 6,
+        "candidate_fraction": 0.25,
+        "candidate_max_new_tokens": limit,
+    }
+    algo = SweetRL(policy, **settings)
+    metrics = algo.fit(buffer)
+    selected_turns = round(0.25 * buffer.num_turns)
+    assert calls and set(calls) == {limit}
+    assert metrics["train/truncated_candidates"] == selected_turns * len(cut_off)
+    assert metrics["train/num_pairs"] > 0
+    pairs = algo.candidate_pairs(buffer)
+    assert pairs and all({p.chosen, p.rejected} <= set(complete) for p in pairs)
+
+    # Kept, they do take part (the setting is what leaves them out).
+    kept = fresh_policy()
+    _fixed_candidates(kept, complete, cut_off)
+    keep = SweetRL(kept, **{**settings, "drop_truncated_candidates": False})
+    keep.fit_critic(keep.trajectory_pairs(buffer))
+    used = {action for p in keep.candidate_pairs(buffer) for action in (p.chosen, p.rejected)}
+    assert used & set(cut_off)
+
+
+def test_fit_says_so_when_every_candidate_was_cut_off(tiny_policy):
+    algo = SweetRL(tiny_policy, **{**SMALL, "drop_truncated_candidates": True, "critic_epochs": 1})
+    with pytest.raises(ValueError, match=r"cut off at max_new_tokens.*drop_truncated_candidates"):
+        algo.fit(synthetic_buffer(2))  # 8 new tokens: the tiny policy never stops in time

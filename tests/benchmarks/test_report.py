@@ -265,7 +265,7 @@ def test_comparison_falls_back_to_tests_passed_when_nothing_succeeds():
 def test_comparison_needs_an_evaluated_baseline():
     results = backend_results()
     assert report.compare_to_baseline(results, baseline="rft")[0].startswith(
-        "ArCHer vs rft: -5.0 points"
+        "ArCHer vs RFT: -5.0 points"
     )
     results["methods"]["zero-shot"]["eval"] = None
     assert report.compare_to_baseline(results) == []
@@ -364,3 +364,84 @@ def test_versions_name_missing_packages(monkeypatch):
     versions = report.environment_versions()
     assert versions["accelerate"] == "not installed"
     assert versions["gymnasium"] == real("gymnasium")
+
+
+def warm_start_results():
+    """A run with a warm start: the base is the clone, every method has paired differences."""
+    results = backend_results()
+    methods = results["methods"]
+    warm = {
+        "eval": _eval((0.25, 0.17, 0.33), (0.60, 0.55, 0.65), (3.2, 3.0, 3.4)),
+        "fit": _fit(120.0, {"train/loss": 0.8}, _history("train/loss")),
+        "versus_base": None,
+    }
+    results["methods"] = {"zero-shot": methods["zero-shot"], "warm-start": warm}
+    for name in ["rft", "mt-dpo", "archer", "sweet-rl"]:
+        results["methods"][name] = methods[name]
+    results["base"] = "warm-start"
+    paired = {
+        "sweet-rl": (0.10, 0.03, 0.17, 14, 4),  # excludes 0
+        "rft": (0.0, -0.05, 0.05, 3, 3),  # includes 0
+        "archer": (-0.05, -0.12, 0.01, 2, 8),
+    }
+    for name, (diff, low, high, gained, lost) in paired.items():
+        results["methods"][name]["versus_base"] = {
+            "success_rate_diff": diff,
+            "success_rate_diff_ci_low": low,
+            "success_rate_diff_ci_high": high,
+            "gained": gained,
+            "lost": lost,
+            "num_tasks": 100.0,
+        }
+    results["critic_example"] = {
+        "task_id": "backend-train-00042",
+        "turns": [
+            {
+                "action": "Is there a grace period?",
+                "reply": "The first 5 days late are free (a grace period).",
+                "facts_told": ["grace_days"],
+                "missed_by_failures": ["grace_days"],
+                "advantage": 0.0123,
+            },
+            {
+                "action": "I WANT TO ANSWER:\ndef late_fee(days_late, balance): ...",
+                "reply": "",
+                "facts_told": [],
+                "missed_by_failures": [],
+                "advantage": -0.004,
+            },
+        ],
+    }
+    return results
+
+
+def test_a_warm_start_is_the_baseline_with_paired_intervals(tmp_path):
+    results = warm_start_results()
+    lines = report.compare_to_baseline(results)
+    assert [line.split(":")[0] for line in lines] == [
+        "RFT vs warm start (BC)",
+        "ArCHer vs warm start (BC)",
+        "SWEET-RL vs warm start (BC)",
+    ]
+    sweet = lines[-1]
+    assert (
+        "+10.0 points" in sweet and "[+3.0, +17.0]" in sweet and "14 tasks gained, 4 lost" in sweet
+    )
+    assert "excludes 0" in sweet and "includes 0" in lines[0]
+    table = report.format_table(results).splitlines()
+    assert table[2].startswith("| Zero-shot |") and table[3].startswith("| Warm start (BC) |")
+    assert "vs warm start (BC) [95% paired CI]" in table[0]
+    sweet_row = next(row for row in table if row.startswith("| SWEET-RL |"))
+    assert "+10.0 [+3.0, +17.0]" in sweet_row
+
+    report.write_report(results, tmp_path)
+    markdown = (tmp_path / "results.md").read_text()
+    assert "## SWEET-RL's critic on one dialogue" in markdown
+    assert "| 1 | Is there a grace period? |" in markdown and "grace_days*" in markdown
+    assert "+0.0123" in markdown
+    assert _open_png(tmp_path / "learning_progress.png")[0] > 100
+
+
+def test_no_warm_start_means_no_learning_progress_plot(tmp_path):
+    report.write_report(backend_results(), tmp_path)
+    assert not (tmp_path / "learning_progress.png").exists()

@@ -35,13 +35,18 @@ SETTINGS = {
 PER_ALGORITHM = {
     "rft": {"num_epochs": 2},
     "mt-dpo": {"num_epochs": 2},
-    "archer": {"critic_epochs": 2},
+    # V's targets from policy samples (value_samples > 0) differ between 1 and 2
+    # processes: each process samples its share of the turns with its own generator, so
+    # the critic's losses would too. The equality check uses the buffer-action target;
+    # `sweetrl compare` on 2 processes (test_compare_processes) runs the sampled one.
+    "archer": {"critic_epochs": 2, "value_samples": 0},
     "sweet-rl": {
         "critic_learning_rate": 1e-3,
         "critic_epochs": 2,
         "num_candidates": 2,
         "candidate_fraction": 0.2,
         "held_out_fraction": 0.25,
+        "drop_truncated_candidates": False,  # the tiny policy's samples never end
     },
 }
 

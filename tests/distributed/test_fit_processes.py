@@ -3,9 +3,9 @@
 Each test launches ``tests.distributed.run_fit`` with ``torchrun`` (see ``launch.py``).
 The 2-process runs use 1 item per process, the 1-process run 2 items: the same global
 batch, so the same optimizer steps on the same data, and the loss curves must agree to
-1e-4 (ArCHer's actor loss, hundreds of nats, relatively). RFT's and ArCHer's losses are
-means over a batch's tokens or turns: the trainer weighs each process by its share of
-the global batch, so they match too. SWEET-RL's policy stage samples its candidates per
+1e-4 (ArCHer's actor loss relatively). RFT's and ArCHer's losses are means over a batch's
+tokens or turns: the trainer weighs each process by its share of the global batch, so
+they match too (ArCHer with V's target at the buffer's action: see ``run_fit``). SWEET-RL's policy stage samples its candidates per
 process, so its pairs (and curve) differ; its critic's must not.
 """
 
