@@ -142,6 +142,23 @@ def fill_deepspeed_batch_size(deepspeed_config: dict[str, Any], batch_size: int)
         deepspeed_config[key] = int(batch_size)  # accelerate derives train_batch_size
 
 
+def make_adamw(params: list[Any], *, lr: float, weight_decay: float) -> Any:
+    """AdamW, fused where torch has a fused kernel for the parameters' device.
+
+    On a CPU the default (per-tensor loop) step of a 135M model took 19 s against 3.4 s
+    fused in one measurement: as long as the forward and backward of a small batch. The
+    fused kernel needs plain tensors on a CPU or CUDA device (not FSDP2's DTensors).
+    """
+    import torch
+    from torch.distributed.tensor import DTensor
+
+    fusable = all(
+        p.device.type in ("cpu", "cuda") and p.is_floating_point() and not isinstance(p, DTensor)
+        for p in params
+    )
+    return torch.optim.AdamW(params, lr=lr, weight_decay=weight_decay, fused=fusable or None)
+
+
 def upcast_trainable(model: torch.nn.Module) -> int:
     """Make the trainable half-precision parameters float32 in place; return how many.
 
@@ -233,7 +250,7 @@ class Trainer:
         if not any(p.requires_grad for p in model.parameters()):
             raise ValueError(f"stage {stage.name!r}: the model has no trainable parameters")
         upcast_trainable(model)
-        optimizer = torch.optim.AdamW(
+        optimizer = make_adamw(
             [p for p in model.parameters() if p.requires_grad],
             lr=stage.learning_rate,
             weight_decay=config.weight_decay,

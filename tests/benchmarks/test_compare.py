@@ -203,3 +203,29 @@ def test_a_missing_critic_model_path_is_named_before_training(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"\[methods\.sweet-rl\] critic_model"):
         fit_method("sweet-rl", config, TrajectoryBuffer(), tmp_path / "sweet-rl")
     assert not (tmp_path / "sweet-rl").exists()
+
+
+def test_warm_start_settings_are_checked_before_any_work():
+    from benchmarks.compare import system_prompt
+    from benchmarks.experiment_config import warm_start_settings
+
+    config = load_config("quick")
+    assert config["warm_start"]["demonstrator"] == "collaborator"
+    assert warm_start_settings(config)["learning_rate"] == config["warm_start"]["learning_rate"]
+    assert "demonstrator" not in warm_start_settings(config)
+    for bad, match in [
+        ("warm_start.demonstrator='teacher'", "warm_start.demonstrator"),
+        ("warm_start.ask_probability=1.5", "ask_probability"),
+        ("warm_start.tasks=-1", "warm_start.tasks"),
+    ]:
+        with pytest.raises(ConfigError, match=match):
+            load_config("quick", [bad])
+    with pytest.raises(ConfigError, match=r"warm_start\.tasks > 0"):
+        load_config("smoke", ["warm_start.tasks=0"])
+    with pytest.raises(ValueError, match=r"\[warm_start\]"):
+        check_training_settings(load_config("smoke", ["warm_start.learning_rat=1e-4"]), [])
+    # The system prompt: the one-line prompt, the full one, or the text given.
+    assert len(system_prompt(config)) < 200 and "I WANT TO ANSWER:" in system_prompt(config)
+    full = load_config("quick", ["policy.system_prompt='full'"])
+    assert len(system_prompt(full)) > 400
+    assert system_prompt(load_config("quick", ["policy.system_prompt='Be brief.'"])) == "Be brief."
