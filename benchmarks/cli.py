@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
+import sweetrl_gym  # noqa: F401 - first: sets OMP_WAIT_POLICY before torch loads
 from benchmarks.experiment_config import METHODS, ConfigError, config_names, load_config
 
 __all__ = ["UsageError", "build_parser", "describe_error", "main", "make_agent"]

@@ -489,7 +489,7 @@ def _paired_sentence(versus: Mapping[str, Any], metric: str) -> str:
 
 
 def _lower(label: str) -> str:
-    """A method's label inside a sentence: "Zero-shot" -> "zero-shot", "RFT" stays."""
+    """Return a method's label for inside a sentence: "Zero-shot" -> "zero-shot", "RFT" stays."""
     return label if label[:2].isupper() else label[:1].lower() + label[1:]
 
 
