@@ -641,6 +641,11 @@ def _compare(args: argparse.Namespace) -> int:
     if report.is_file():
         text = report.read_text(encoding="utf-8")
         print(_first_table(text) or text)
+        from benchmarks.report import compare_to_baseline
+
+        results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+        for line in compare_to_baseline(results):
+            print(line)
     return 0
 
 

@@ -47,7 +47,8 @@ def test_compare_smoke_end_to_end_and_resume(tmp_path, capsys):
     assert "| Warm start (BC) |" in table and "95% paired CI" in table
     for plot in ["success_rate.png", "tests_passed.png", "avg_turns.png", "training_curves.png"]:
         assert (out / plot).stat().st_size > 1000
-    assert "results.md" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "results.md" in printed and "SWEET-RL vs warm start (BC):" in printed
 
     # A second run resumes: nothing is trained or evaluated again.
     stamps = {
