@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.experiment_config import load_config
 from sweetrl_gym import TrajectoryBuffer
 from tests.distributed.launch import run_on_processes
 
@@ -44,10 +45,15 @@ def played(path: Path) -> list[tuple[int, int]]:
 
 
 def check_run(out: Path, stdout: str) -> dict:
+    # The warm start's demonstrations take the first training tasks; RL data the next ones.
+    warm = load_config("smoke")["warm_start"]["tasks"]
+    assert played(out / "data" / "warm-start-demonstrations.jsonl") == [(i, 0) for i in range(warm)]
     train = played(out / "data" / "train.jsonl")
-    assert train == [(i, j) for j in range(SAMPLES) for i in range(TRAIN_TASKS)]  # plan order
+    assert train == [
+        (warm + i, j) for j in range(SAMPLES) for i in range(TRAIN_TASKS)
+    ]  # plan order
     assert played(out / "data" / "demonstrations-oracle.jsonl") == [
-        (i, 0) for i in range(TRAIN_TASKS)
+        (warm + i, 0) for i in range(TRAIN_TASKS)
     ]
     results = json.loads((out / "results.json").read_text())
     assert results["processes"] == 2
