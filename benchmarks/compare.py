@@ -465,7 +465,6 @@ def run_comparison(
             is invalid.
 
     """
-    from agents import collect
     from benchmarks.report import write_report
 
     state = process_state()
@@ -494,34 +493,14 @@ def run_comparison(
     train_indices = range(offset, offset + n_train)
     k = config["data"]["samples_per_task"]
     say(f"[1/4] collecting {n_train} tasks x {k} episodes with the base policy")
-    buffer = collect(
-        config["env"]["id"],
-        base_policy(config, out),
-        task_indices=train_indices,
-        samples_per_task=k,
-        num_envs=config["data"]["num_envs"],
-        split="train",
-        seed=config["seed"],
-        env_kwargs=train_kwargs,
-        out=out / "data" / "train.jsonl",
-        resume=True,
-        progress=progress,
-        shard="auto",
+    buffer = _collect_train(
+        config, base_policy(config, out), train_indices, out / "data" / "train.jsonl", progress, k
     )
     for name in config["data"]["demonstrations"]:
         say(f"      adding {name} demonstrations on the same tasks")
-        buffer = buffer + collect(
-            config["env"]["id"],
-            scripted_agent(name, config),
-            task_indices=train_indices,
-            num_envs=config["data"]["num_envs"],
-            split="train",
-            seed=config["seed"],
-            env_kwargs=train_kwargs,
-            out=out / "data" / f"demonstrations-{name}.jsonl",
-            resume=True,
-            progress=progress,
-            shard="auto",
+        path = out / "data" / f"demonstrations-{name}.jsonl"
+        buffer = buffer + _collect_train(
+            config, scripted_agent(name, config), train_indices, path, progress
         )
     gc.collect()
 
@@ -542,7 +521,7 @@ def run_comparison(
     #    ("zero-shot"), the warm start, then the trained methods.
     evals: dict[str, dict[str, float]] = {}
     names = [m for m in config["methods"]["run"] if m == "zero-shot"]
-    names += [WARM_START] if warm is not None and warm["status"] == "trained" else []
+    names += [WARM_START] if warm is not None else []
     names += [m for m in trained if fits[m]["status"] == "trained"]
     # The raw model last: it matters least (the base is the reference) and, never
     # stopping on its own, it is the slowest to evaluate.
@@ -569,7 +548,7 @@ def run_comparison(
     train_tasks = train_kwargs["tasks"][offset : offset + n_train]
     methods: dict[str, Any] = {}
     for name in [*names, *[m for m in config["methods"]["run"] if m not in names]]:
-        fit = warm if name == WARM_START else fits.get(name)
+        fit = warm["fit"] if warm is not None and name == WARM_START else fits.get(name)
         methods[name] = {"eval": evals.get(name), "fit": fit, "versus_base": versus.get(name)}
     results = {
         "name": config["name"],
@@ -580,7 +559,7 @@ def run_comparison(
             "test": {"tasks": len(test_tasks), "sha256": task_set_hash(test_tasks)},
         },
         "base": base,
-        "warm_start": _warm_start_summary(config, out) if warm is not None else None,
+        "warm_start": warm["summary"] if warm is not None else None,
         "demonstrations": list(config["data"]["demonstrations"]),
         "buffer": {
             "episodes": len(buffer),
@@ -602,35 +581,68 @@ def run_comparison(
 def _warm_start(
     config: Mapping[str, Any], out: Path, progress: bool, say: Any
 ) -> dict[str, Any] | None:
-    """Collect the demonstrator's episodes and clone them (behaviour cloning); cached."""
-    from agents import collect
+    """Collect the demonstrator's episodes and clone them (behaviour cloning); cached.
+
+    Returns:
+        ``None`` without a warm start; else ``{"fit": fit.json's record, "summary": the
+        demonstrations' count and success rate}``.
+
+    """
     from benchmarks.experiment_config import warm_start_settings
 
     section = config["warm_start"]
     if not section["demonstrator"]:
         return None
-    kwargs = env_kwargs(config, "train")
-    count = min(section["tasks"], len(kwargs["tasks"]))
+    count = min(section["tasks"], len(env_kwargs(config, "train")["tasks"]))
     say(f"[0/4] warm start: {count} {section['demonstrator']} demonstrations, then cloning")
-    demos = collect(
-        config["env"]["id"],
+    demos = _collect_train(
+        config,
         scripted_agent(section["demonstrator"], config),
-        task_indices=range(count),
-        num_envs=config["data"]["num_envs"],
-        split="train",
-        seed=config["seed"],
-        env_kwargs=kwargs,
-        out=out / "data" / f"{WARM_START}-demonstrations.jsonl",
-        resume=True,
-        progress=progress,
-        shard="auto",
+        range(count),
+        out / "data" / f"{WARM_START}-demonstrations.jsonl",
+        progress,
     )
     record = fit_method(
         "bc", config, demos, out / "methods" / WARM_START, settings=warm_start_settings(config)
     )
     if record["status"] != "trained":
         raise ValueError(f"the warm start did not train: {record.get('reason')}")
-    return record
+    return {
+        "fit": record,
+        "summary": {
+            "demonstrator": section["demonstrator"],
+            "ask_probability": section["ask_probability"],
+            "episodes": len(demos),
+            "success_rate": sum(t.success for t in demos) / max(1, len(demos)),
+        },
+    }
+
+
+def _collect_train(
+    config: Mapping[str, Any],
+    agent: Any,
+    task_indices: range,
+    path: Path,
+    progress: bool,
+    samples_per_task: int = 1,
+) -> TrajectoryBuffer:
+    """Play (or resume) episodes on training tasks, split across processes, kept in ``path``."""
+    from agents import collect
+
+    return collect(
+        config["env"]["id"],
+        agent,
+        task_indices=task_indices,
+        samples_per_task=samples_per_task,
+        num_envs=config["data"]["num_envs"],
+        split="train",
+        seed=config["seed"],
+        env_kwargs=env_kwargs(config, "train"),
+        out=path,
+        resume=True,
+        progress=progress,
+        shard="auto",
+    )
 
 
 def _critic_example(out: Path, buffer: TrajectoryBuffer) -> dict[str, Any] | None:
@@ -645,7 +657,7 @@ def _critic_example(out: Path, buffer: TrajectoryBuffer) -> dict[str, Any] | Non
     state = process_state()
     path = out / "methods" / "sweet-rl" / "critic_example.json"
     if state.is_main_process and not path.exists():
-        example = pick_example_dialogue(buffer)
+        example = _pick_example_dialogue(buffer)
         record: dict[str, Any] = {"task_id": None, "turns": []}
         if example is not None:
             trajectory, missed = example
@@ -662,7 +674,7 @@ def _critic_example(out: Path, buffer: TrajectoryBuffer) -> dict[str, Any] | Non
     return record if record["task_id"] is not None else None
 
 
-def pick_example_dialogue(buffer: TrajectoryBuffer) -> tuple[Any, set[str]] | None:
+def _pick_example_dialogue(buffer: TrajectoryBuffer) -> tuple[Any, set[str]] | None:
     """Pick a successful multi-turn episode of a task that other samples failed.
 
     Returns:
@@ -715,16 +727,6 @@ def _turn_rows(trajectory: Any, missed: set[str], advantages: list[float]) -> li
             }
         )
     return rows
-
-
-def _warm_start_summary(config: Mapping[str, Any], out: Path) -> dict[str, Any]:
-    demos = TrajectoryBuffer.load(out / "data" / f"{WARM_START}-demonstrations.jsonl")
-    return {
-        "demonstrator": config["warm_start"]["demonstrator"],
-        "ask_probability": config["warm_start"]["ask_probability"],
-        "episodes": len(demos),
-        "success_rate": sum(t.success for t in demos) / max(1, len(demos)),
-    }
 
 
 def _versus_base(
