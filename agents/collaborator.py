@@ -20,6 +20,7 @@ from typing import Any
 
 from agents.base import Message
 from sweetrl_gym.actions import ANSWER_MARKER
+from sweetrl_gym.simulators import user_said
 from sweetrl_gym.tasks import HiddenFact
 from sweetrl_gym.tasks.families import FAMILIES
 from sweetrl_gym.tasks.family import Family, Signature
@@ -205,8 +206,7 @@ class ScriptedCollaborator:
         turn = sum(1 for m in messages if m.get("role") == "assistant")
         if turn < len(plan) and turn < self.max_turns - 1:
             return " ".join(plan[turn])
-        told = " ".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
-        return f"{ANSWER_MARKER}\n{answer_from(told, request, reference)}"
+        return f"{ANSWER_MARKER}\n{answer_from(user_said(messages), request, reference)}"
 
     def _episode_seed(self, request: str, reference: Mapping[str, Any]) -> int:
         text = f"{self.seed}\0{request}\0{reference.get('ground_truth', '')}"

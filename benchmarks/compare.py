@@ -35,6 +35,7 @@ import sweetrl_gym  # noqa: F401 - registers the environments
 from benchmarks.experiment_config import DTYPES
 from sweetrl_gym import TrajectoryBuffer
 from sweetrl_gym.processes import process_state
+from sweetrl_gym.simulators import user_said
 
 __all__ = [
     "base_policy",
@@ -689,19 +690,14 @@ def _pick_example_dialogue(buffer: TrajectoryBuffer) -> tuple[Any, set[str]] | N
         if not wins or not losses:
             continue
         facts = (wins[0].reference or {}).get("facts") or []
+        told = [user_said(t.messages) for t in losses]
         missed = {
-            f["key"]
-            for f in facts
-            if f.get("matters") and any(f["answer"] not in _told(t) for t in losses)
+            f["key"] for f in facts if f.get("matters") and any(f["answer"] not in x for x in told)
         }
         win = max(wins, key=lambda t: t.num_turns)
         if missed and (best is None or win.num_turns > best[0].num_turns):
             best = (win, missed)
     return best
-
-
-def _told(trajectory: Any) -> str:
-    return " ".join(m["content"] for m in trajectory.messages if m["role"] == "user")
 
 
 def _turn_rows(trajectory: Any, missed: set[str], advantages: list[float]) -> list[dict[str, Any]]:

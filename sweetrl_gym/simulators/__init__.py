@@ -1,6 +1,6 @@
 """Simulated humans: the protocol, offline defaults (rule-based, visual), LLM and VLM ones."""
 
-from sweetrl_gym.simulators.base import Simulator, SimulatorError
+from sweetrl_gym.simulators.base import Simulator, SimulatorError, user_said
 from sweetrl_gym.simulators.cache import CachedSimulator
 from sweetrl_gym.simulators.derive import facts_from_reference
 from sweetrl_gym.simulators.matching import TOPICS
@@ -31,4 +31,5 @@ __all__ = [
     "VisualDiffSimulator",
     "facts_from_reference",
     "simulator_messages",
+    "user_said",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["Simulator", "SimulatorError"]
+__all__ = ["Simulator", "SimulatorError", "user_said"]
 
 
 class SimulatorError(RuntimeError):
@@ -44,3 +44,8 @@ class Simulator(Protocol):
 
         """
         ...
+
+
+def user_said(messages: Sequence[Mapping[str, str]]) -> str:
+    """Return everything the human said in a dialogue: their messages, joined by spaces."""
+    return " ".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")

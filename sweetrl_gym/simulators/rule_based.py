@@ -6,6 +6,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from sweetrl_gym.simulators.base import user_said
 from sweetrl_gym.simulators.derive import facts_from_reference
 from sweetrl_gym.simulators.matching import (
     GENERIC_REQUEST_WORDS,
@@ -95,7 +96,7 @@ class RuleBasedSimulator:
                 answers.append("I don't know about the rest.")
             return " ".join(answers)
         if generic:
-            told = " ".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
+            told = user_said(messages)
             for item in sorted(facts, key=lambda f: not f.fact.matters):
                 if item.fact.answer not in told:
                     return item.fact.answer
