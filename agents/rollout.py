@@ -12,6 +12,7 @@ the planned episodes across the processes: each plays its share into its own par
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import re
@@ -141,7 +142,10 @@ def collect(
     Each step, the agent gets one batch with the conversation of every active episode
     and answers all of them in one call; the environments then step in parallel
     threads (simulator calls and sandboxed tests overlap). A finished episode's slot
-    starts the next planned episode at once, so batches stay full.
+    starts the next planned episode at once, so batches stay full. An agent with a
+    ``prefix_caching()`` context (:class:`~agents.TransformersAgent`) keeps it open for
+    the whole collection: each turn then computes only the tokens new since the
+    conversation's previous turn.
 
     Only agents whose ``privileged`` attribute is true receive the episodes'
     ``info["reference"]``; the agent's ``last_prompts`` (the exact formatted prompts,
@@ -380,7 +384,13 @@ def _run(
     finished: dict[int, Trajectory] = {}
     privileged = bool(getattr(agent, "privileged", False))
     bar = tqdm(total=len(todo), desc="episodes", unit="ep", disable=not progress)
-    with ThreadPoolExecutor(max_workers=max(1, len(slots))) as pool:
+    # Each turn resends the whole conversation: an agent that can keep the states of what
+    # it has already read (TransformersAgent.prefix_caching) computes only the new tokens.
+    caching = getattr(agent, "prefix_caching", None)
+    with (
+        caching() if callable(caching) else contextlib.nullcontext(),
+        ThreadPoolExecutor(max_workers=max(1, len(slots))) as pool,
+    ):
         for slot in slots:
             _start(slot, queue.pop())
         while any(slot.episode is not None for slot in slots):

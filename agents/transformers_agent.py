@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from agents.base import Message
 from agents.prompts import BACKEND_AGENT_PROMPT
 from sweetrl_gym.local_lm import (
+    GenerationStats,
+    PrefixCache,
     chat_prompt,
     check_chat_tokenizer,
     generate_texts,
@@ -65,6 +68,10 @@ class TransformersAgent:
     Sampling follows the official agent: temperature 1.0, no top-k, up to 1,024 new
     tokens. ``temperature=0`` decodes greedily.
 
+    Inside :meth:`prefix_caching` (which :func:`agents.collect` enters), the key/value
+    states of earlier prompts and replies are reused, so each turn computes only the
+    tokens that are new since the conversation's previous turn.
+
     Args:
         model: A ``transformers`` causal LM (anything with ``generate``).
         tokenizer: Its tokenizer; it must have a chat template.
@@ -79,12 +86,18 @@ class TransformersAgent:
             model is already dispatched (``hf_device_map``) or off the CPU.
         seed: Makes sampling reproducible: agents with the same seed, given the same
             calls, give the same replies. The global random state is left untouched.
+        num_threads: torch's CPU threads while generating: ``"auto"`` uses fewer than
+            torch's setting while other processes keep the cores busy (see
+            :func:`~sweetrl_gym.local_lm.generation_threads`), a number sets them,
+            ``None`` leaves them alone. Nothing changes off the CPU.
 
     Attributes:
         model: The language model.
         tokenizer: The tokenizer.
         name: The model's name or path.
         last_prompts: The chat-templated prompt of each conversation of the last ``act``.
+        stats: What generation has cost so far (sequences, prompt, reused and
+            generated tokens, seconds in ``model.generate``).
 
     """
 
@@ -100,10 +113,15 @@ class TransformersAgent:
         batch_size: int = 8,
         device: Any = None,
         seed: int | None = None,
+        num_threads: int | str | None = "auto",
     ):
         _check_sampling(temperature, top_p, max_new_tokens)
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        if num_threads not in (None, "auto") and not (
+            isinstance(num_threads, int) and num_threads >= 1
+        ):
+            raise ValueError(f"num_threads must be 'auto', None or at least 1, got {num_threads!r}")
         check_chat_tokenizer(tokenizer)
         self.model = place_model(model, device)
         self.tokenizer = tokenizer
@@ -113,9 +131,38 @@ class TransformersAgent:
         self.max_new_tokens = int(max_new_tokens)
         self.batch_size = int(batch_size)
         self.seed = seed
+        self.num_threads = num_threads
         self.name = str(getattr(model, "name_or_path", "") or type(model).__name__)
         self.last_prompts: list[str] = []
+        self.stats = GenerationStats()
         self._calls = 0
+        self._prefix_cache: PrefixCache | None = None
+
+    @contextlib.contextmanager
+    def prefix_caching(self, max_bytes: int = 2**30) -> Iterator[PrefixCache]:
+        """Reuse key/value states across calls for the duration of the block.
+
+        A conversation sent again with a new message only computes the new tokens, and
+        every conversation reuses the shared system prompt. The states belong to the
+        current weights: the cache empties itself if they change, and is dropped on
+        leaving the block (nested blocks share the outer one's cache).
+
+        Args:
+            max_bytes: Most memory the kept states may take (see
+                :class:`~sweetrl_gym.local_lm.PrefixCache`).
+
+        Yields:
+            The cache.
+
+        """
+        if self._prefix_cache is not None:
+            yield self._prefix_cache
+            return
+        self._prefix_cache = PrefixCache(max_bytes)
+        try:
+            yield self._prefix_cache
+        finally:
+            self._prefix_cache = None
 
     def format_prompts(self, batch: Sequence[Sequence[Message]]) -> list[str]:
         """Render each conversation with the system prompt and the chat template.
@@ -204,6 +251,9 @@ class TransformersAgent:
             seed=None
             if self.seed is None
             else (self.seed * _SEED_STRIDE + self._calls) % _SEED_MOD,
+            prefix_cache=self._prefix_cache,
+            stats=self.stats,
+            num_threads=self.num_threads,
         )
         return [flat[i * n : (i + 1) * n] for i in range(len(prompts))]
 

@@ -17,7 +17,8 @@ The benchmarks (each also runs alone as ``python -m benchmarks.<module>``):
 - ``render`` (render_speed): pages rendered per second, our reused browser vs a fresh
   browser per page.
 - ``rollout`` (rollout_speed): agent turns/s with a local model, batched across envs vs
-  one env at a time.
+  one env at a time; and the batched rollout's generated tokens/s vs a bare
+  ``model.generate`` on the same prompts.
 - ``dpo`` (dpo_speed): DPO training tokens/s and peak memory, ours vs TRL's DPOTrainer.
 - ``logprobs`` (logprob_memory): peak memory and time of scoring a multi-turn dialogue's
   turns, one packed row + chunked output head vs one row per turn + full logits.
@@ -69,7 +70,7 @@ SCALES: dict[str, dict[str, list[str]]] = {
         "sandbox": "--tasks 30".split(),
         "env": "--tasks 32 --frontend-tasks 6".split(),
         "render": "--pages 8".split(),
-        "rollout": "--tasks 8 --num-envs 8 --max-turns 2 --max-new-tokens 32".split(),
+        "rollout": "--tasks 16 --num-envs 16 --max-turns 2 --max-new-tokens 64".split(),
         "dpo": "--pairs 4 --batch-size 2".split(),
         "logprobs": "--turns 8 --tokens 500".split(),
     },
@@ -387,19 +388,42 @@ def _run_rollout(argv: list[str], raw_dir: Path, tiny: bool) -> tuple[dict[str, 
         raise Skip(f"the default model is not installed: {err}") from None
     sequential = result["one_env_at_a_time"]
     batched_key = next(key for key in result if key.startswith("batched_"))
-    batched = result[batched_key]
+    batched, bare = result[batched_key], result["bare_generate"]
     envs = batched_key.removeprefix("batched_").removesuffix("_envs")
-    row = _row(
+    work = (
+        f"{result['model']} ({result['dtype']}), greedy, {result['tasks']} tasks x up to "
+        f"{result['max_turns']} turns, {result['max_new_tokens']} new tokens at most"
+    )
+    speedup = _row(
         "rollout",
         "agent turns/s, local model",
         Measure(f"{envs} envs, one batched generation", batched["turns_per_s"], "turns/s"),
         Measure("one env at a time", sequential["turns_per_s"], "turns/s"),
-        notes=f"{result['model']}, greedy, {result['tasks']} tasks x up to "
-        f"{result['max_turns']} turns, {result['max_new_tokens']} new tokens at most; "
-        f"tokens/s {batched['tokens_per_s']:g} vs {sequential['tokens_per_s']:g}; turns "
-        f"{batched['turns']} vs {sequential['turns']}",
+        notes=f"{work}; same work: turns {batched['turns']} vs {sequential['turns']}, episodes "
+        f"{batched['episodes']} vs {sequential['episodes']}; generated tokens/s "
+        f"{batched['tokens_per_s']:g} vs {sequential['tokens_per_s']:g}",
     )
-    return result, [row]
+    overhead = _row(
+        "rollout",
+        "rollout tokens/s vs bare model.generate",
+        Measure(
+            f"collect, {envs} envs (chat templates, envs, tests included)",
+            batched["tokens_per_s"],
+            "tokens/s",
+        ),
+        Measure(
+            f"model.generate alone, same prompts, batch {result['batch_size']}",
+            bare["tokens_per_s"],
+            "tokens/s",
+        ),
+        notes=f"{work}; same work: {bare['sequences']} prompts (the rollout's own, "
+        f"{'all' if result['same_prompts'] else 'NOT all'} replayed), generated tokens "
+        f"{batched['generated_tokens']} vs {bare['generated_tokens']} (each reply through its "
+        f"end-of-sequence token); the rollout reuses the states of earlier turns "
+        f"({batched['reused_tokens']} of {batched['prompt_tokens']} prompt tokens), bare "
+        "generate computes every prompt whole",
+    )
+    return result, [speedup, overhead]
 
 
 def _run_dpo(argv: list[str], raw_dir: Path, tiny: bool) -> tuple[dict[str, Any], list[Row]]:
@@ -488,7 +512,7 @@ BENCHMARKS: dict[str, tuple[Runner, str]] = {
     "sandbox": (_run_sandbox, "sandbox candidates/s vs a fresh interpreter and in-process exec"),
     "env": (_run_env, "env steps/s with the offline simulators, parallel vs one env"),
     "render": (_run_render, "page renders/s, reused browser vs a fresh browser per page"),
-    "rollout": (_run_rollout, "agent turns/s, batched generation vs one env at a time"),
+    "rollout": (_run_rollout, "rollout speed: batched vs one env at a time, vs bare generate"),
     "dpo": (_run_dpo, "DPO training tokens/s and peak memory vs TRL's DPOTrainer"),
     "logprobs": (_run_logprobs, "log-prob peak memory, packed dialogue vs a row per turn"),
 }

@@ -1,11 +1,21 @@
-"""Rollout throughput: agent turns per second, batched across envs vs one env at a time.
+"""Rollout throughput with a local model: batched vs one env at a time, and vs bare generate.
 
 Reads top to bottom: load the embedded default model (SmolLM2-135M-Instruct) as a
-greedy agent -> play the same first N test tasks twice in the same run, once with one
-environment (the agent generates for one conversation at a time) and once with
+greedy agent -> play the same first N test tasks of ColBench-Backend-v0 in the same
+run, once with one environment (one conversation per generation) and once with
 ``--num-envs`` environments stepped in lockstep (one batched generation per step) ->
-report turns/s and generated tokens/s of each and their ratio. Greedy decoding makes
-both runs play (nearly) the same dialogues, so the work compared is the same.
+replay the batched run's exact prompts through a bare ``model.generate`` (same model,
+same settings, chunks of the same batch size, sorted by length) -> report both ratios:
+
+- batched vs sequential: turns/s of the two rollouts (they play the same episodes and
+  the same number of turns; greedy decoding makes them nearly the same dialogues);
+- rollout vs bare generate: generated tokens per wall second of the whole batched
+  rollout (chat templates, environments, simulator, sandboxed tests included) over
+  those of ``model.generate`` alone on the same prompts. Tokens are counted the same
+  way on both sides: each reply up to and including its end-of-sequence token.
+
+With ``--repeats`` above 1 the three measurements run in turns (interleaved) and each
+side's median is reported, so a machine whose load changes affects all sides alike.
 
     python -m benchmarks.rollout_speed --tasks 16 --num-envs 8
 """
@@ -22,12 +32,14 @@ from typing import Any
 from agents import collect
 from agents.default_model import load_default_agent
 from benchmarks.output import emit_result
+from sweetrl_gym.local_lm import generation_threads
 
 _RESULTS = Path(__file__).parent / "results" / "rollout_speed.json"
 
 
-def measure(agent: Any, num_tasks: int, num_envs: int, max_turns: int) -> dict[str, float]:
-    """Play the first ``num_tasks`` test tasks with ``num_envs`` envs; return rates."""
+def rollout(agent: Any, num_tasks: int, num_envs: int, max_turns: int) -> dict[str, Any]:
+    """Play the first ``num_tasks`` test tasks with ``num_envs`` envs; return what it cost."""
+    before = _counts(agent)
     start = time.perf_counter()
     buffer = collect(
         "ColBench-Backend-v0",
@@ -39,17 +51,73 @@ def measure(agent: Any, num_tasks: int, num_envs: int, max_turns: int) -> dict[s
         progress=False,
     )
     seconds = time.perf_counter() - start
-    tokens = sum(
-        len(agent.tokenizer(turn.action, add_special_tokens=False)["input_ids"])
-        for _, turn in buffer.turns()
-    )
+    counts = {key: value - before[key] for key, value in _counts(agent).items()}
     return {
-        "seconds": round(seconds, 2),
+        "seconds": seconds,
+        "episodes": len(buffer),
         "turns": buffer.num_turns,
-        "turns_per_s": round(buffer.num_turns / seconds, 3),
-        "tokens_per_s": round(tokens / seconds, 1),
-        "mean_reward": round(sum(t.reward for t in buffer) / len(buffer), 4),
+        "prompts": [turn.prompt for _, turn in buffer.turns()],
+        "mean_reward": sum(t.reward for t in buffer) / len(buffer),
+        **counts,
     }
+
+
+def bare_generate(agent: Any, prompts: list[str], batch_size: int) -> dict[str, Any]:
+    """Time ``model.generate`` alone on ``prompts``: sorted by length, left-padded chunks."""
+    import torch
+
+    model, tokenizer = agent.model, agent.tokenizer
+    rows = sorted((tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts), key=len)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    eos = sorted({tokenizer.eos_token_id, *_listed(model.generation_config.eos_token_id)} - {None})
+    settings = {"max_new_tokens": agent.max_new_tokens, "do_sample": False, "top_k": None}
+    settings.update(temperature=None, top_p=None, pad_token_id=pad, eos_token_id=eos)
+    tokens, seconds = 0, 0.0
+    default_threads = torch.get_num_threads()
+    for start in range(0, len(rows), batch_size):
+        chunk = rows[start : start + batch_size]
+        width = max(len(r) for r in chunk)
+        input_ids = torch.tensor([[pad] * (width - len(r)) + r for r in chunk])
+        attention_mask = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in chunk])
+        # The CPU threads the agent would use now: the comparison is of everything else.
+        if getattr(agent, "num_threads", None) == "auto":
+            torch.set_num_threads(generation_threads(default_threads))
+        began = time.perf_counter()
+        with torch.inference_mode():
+            out = model.generate(input_ids=input_ids, attention_mask=attention_mask, **settings)
+        seconds += time.perf_counter() - began
+        torch.set_num_threads(default_threads)
+        for row in out[:, width:].tolist():  # up to and including the first eos
+            tokens += next((i + 1 for i, t in enumerate(row) if t in eos), len(row))
+    return {"seconds": seconds, "sequences": len(rows), "generated_tokens": tokens}
+
+
+def _listed(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def _counts(agent: Any) -> dict[str, float]:
+    stats = agent.stats
+    return {
+        "generated_tokens": stats.generated_tokens,
+        "prompt_tokens": stats.prompt_tokens,
+        "reused_tokens": stats.reused_tokens,
+        "generate_seconds": stats.seconds,
+    }
+
+
+def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Return the median run (by tokens/s), rates added and rounded, the prompts left out."""
+    for run in runs:
+        run["tokens_per_s"] = run["generated_tokens"] / run["seconds"]
+        if "turns" in run:
+            run["turns_per_s"] = run["turns"] / run["seconds"]
+    ranked = sorted(runs, key=lambda run: run["tokens_per_s"])
+    middle = dict(ranked[len(ranked) // 2])
+    middle.pop("prompts", None)
+    rounded = {k: round(v, 3) if isinstance(v, float) else v for k, v in middle.items()}
+    rounded["tokens_per_s_each_repeat"] = [round(run["tokens_per_s"], 1) for run in runs]
+    return rounded
 
 
 def main(argv: list[str] | None = None, agent: Any = None) -> dict[str, Any]:
@@ -59,28 +127,47 @@ def main(argv: list[str] | None = None, agent: Any = None) -> dict[str, Any]:
     parser.add_argument("--num-envs", type=int, default=8)
     parser.add_argument("--max-turns", type=int, default=3)
     parser.add_argument("--max-new-tokens", type=int, default=96)
+    parser.add_argument("--repeats", type=int, default=1, help="interleaved rounds")
+    parser.add_argument("--dtype", default=None, help="model dtype (default: the agent's)")
     parser.add_argument("--out", type=Path, default=_RESULTS)
     args = parser.parse_args(argv)
 
     if agent is None:
+        dtype = {} if args.dtype is None else {"dtype": args.dtype}
         agent = load_default_agent(
-            temperature=0.0, max_new_tokens=args.max_new_tokens, batch_size=args.num_envs
+            temperature=0.0, max_new_tokens=args.max_new_tokens, batch_size=args.num_envs, **dtype
         )
-    agent.act([[{"role": "user", "content": "Hello"}]])  # warm up outside the timing
+    # Warm up outside the timing: the model, the task list, an environment, the sandbox
+    # (otherwise the side that runs first pays for them).
+    rollout(agent, 1, 1, 1)
 
-    sequential = measure(agent, args.tasks, 1, args.max_turns)
-    batched = measure(agent, args.tasks, args.num_envs, args.max_turns)
+    sequential, batched, bare = [], [], []
+    for _ in range(args.repeats):
+        sequential.append(rollout(agent, args.tasks, 1, args.max_turns))
+        batched.append(rollout(agent, args.tasks, args.num_envs, args.max_turns))
+        bare.append(bare_generate(agent, batched[-1]["prompts"], agent.batch_size))
+    same_prompts = all(len(b["prompts"]) == g["sequences"] for b, g in zip(batched, bare))
+    sequential, batched, bare = _summary(sequential), _summary(batched), _summary(bare)
+
+    import torch
 
     result = {
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-        f"Python {platform.python_version()}",
+        f"Python {platform.python_version()}, torch threads {torch.get_num_threads()}",
         "model": getattr(agent.model, "name_or_path", type(agent.model).__name__),
+        "dtype": str(next(agent.model.parameters()).dtype).removeprefix("torch."),
         "tasks": args.tasks,
+        "num_envs": args.num_envs,
+        "batch_size": agent.batch_size,
         "max_turns": args.max_turns,
         "max_new_tokens": args.max_new_tokens,
+        "repeats": args.repeats,
         "one_env_at_a_time": sequential,
         f"batched_{args.num_envs}_envs": batched,
+        "bare_generate": bare,
+        "same_prompts": same_prompts,
         "speedup_turns_per_s": round(batched["turns_per_s"] / sequential["turns_per_s"], 2),
+        "rollout_vs_bare_tokens_per_s": round(batched["tokens_per_s"] / bare["tokens_per_s"], 3),
     }
     return emit_result(result, args.out)
 

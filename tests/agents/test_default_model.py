@@ -149,3 +149,20 @@ def test_real_default_model_plays_a_backend_episode(default_model_cache, small_t
         _, reward, terminated, _, info = env.step(action)
     assert 0.0 <= reward <= 1.0 and 1 <= info["turn"] <= 2
     assert small_tasks[0].problem_description in agent.last_prompts[0]
+
+
+def test_agent_dtype_defaults_to_bf16_only_where_it_is_native(fake_gguf, tmp_path, monkeypatch):
+    import torch
+
+    monkeypatch.setattr(default_model, "_cpu_has_native_bf16", lambda: True)
+    assert default_model.default_agent_dtype("cpu") == "bfloat16"
+    agent = load_default_agent(cache_dir=tmp_path, device="cpu", max_new_tokens=2)
+    assert next(agent.model.parameters()).dtype == torch.bfloat16
+    explicit = load_default_agent(cache_dir=tmp_path, device="cpu", dtype="float32")
+    assert next(explicit.model.parameters()).dtype == torch.float32
+    monkeypatch.setattr(default_model, "_cpu_has_native_bf16", lambda: False)
+    assert default_model.default_agent_dtype("cpu") == "float32"
+    agent = load_default_agent(cache_dir=tmp_path, device="cpu", max_new_tokens=2)
+    assert next(agent.model.parameters()).dtype == torch.float32
+    model, _ = load_default_model(cache_dir=tmp_path, device="cpu")  # the model: fp32
+    assert next(model.parameters()).dtype == torch.float32

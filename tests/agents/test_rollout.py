@@ -250,3 +250,31 @@ def test_no_more_envs_are_made_than_episodes_left(small_tasks):
         progress=False,
     )  # fmt: skip
     assert max(agent.batch_sizes) <= 2
+
+
+class Hidden:
+    """Passes calls on to an agent but hides its ``prefix_caching``."""
+
+    def __init__(self, agent):
+        self.agent = agent
+
+    def act(self, batch):
+        replies = self.agent.act(batch)
+        self.last_prompts = self.agent.last_prompts
+        return replies
+
+
+def test_collect_reuses_a_local_models_states_without_changing_episodes(small_tasks):
+    from agents import TransformersAgent
+    from agents.tiny_model import make_tiny_lm
+
+    model, tokenizer = make_tiny_lm(seed=0)
+    agent = TransformersAgent(model, tokenizer, temperature=0, max_new_tokens=10, batch_size=3)
+    plan = {"task_indices": range(5), "seed": 4, "progress": False}
+    cached = collect(envs_for(small_tasks, 3), agent, **plan)
+    reused = agent.stats.reused_tokens
+    plain = collect(envs_for(small_tasks, 3), Hidden(agent), **plan)
+    assert cached == plain and cached.num_turns > len(cached)  # multi-turn episodes
+    assert reused > agent.stats.prompt_tokens / 4  # collect turned caching on ...
+    assert agent.stats.reused_tokens == reused  # ... only for itself
+    assert agent._prefix_cache is None

@@ -127,7 +127,7 @@ def test_max_new_tokens_bounds_the_reply(tiny, monkeypatch):
 
     def spy(**kwargs):
         out = original(**kwargs)
-        new_tokens.append(out.shape[1] - kwargs["input_ids"].shape[1])
+        new_tokens.append(out.sequences.shape[1] - kwargs["input_ids"].shape[1])
         return out
 
     monkeypatch.setattr(model, "generate", spy)
@@ -180,3 +180,189 @@ def test_plays_a_full_backend_episode(tiny, small_tasks):
             break
     assert terminated and 0.0 <= reward <= 1.0 and info["turn"] <= 3
     assert info["messages"][-1]["content"] == action
+
+
+# --- speed machinery: prefix caching, rows leaving the batch, packed attention ---------------
+
+
+def later_turns(batch, replies):
+    return [
+        [*chat, {"role": "assistant", "content": reply}, {"role": "user", "content": "And?"}]
+        for chat, reply in zip(batch, replies)
+    ]
+
+
+def test_prefix_caching_reuses_states_and_changes_no_reply(tiny):
+    plain = make_agent(tiny, temperature=0, batch_size=3, max_new_tokens=12)
+    cached = make_agent(tiny, temperature=0, batch_size=3, max_new_tokens=12)
+    first = [conversation(i) for i in range(7)]
+    expected = [plain.act(first)]
+    expected.append(plain.act(later_turns(first, expected[0])))
+    with cached.prefix_caching() as cache:
+        got = [cached.act(first)]
+        reused, prompts = cached.stats.reused_tokens, cached.stats.prompt_tokens
+        got.append(cached.act(later_turns(first, got[0])))
+        assert len(cache) > 0 and cache.num_tokens > 0
+    assert got == expected
+    # Later chunks of the first call reuse the shared system prompt; each prompt of the
+    # second call starts with a whole first turn (prompt and reply) kept by the first.
+    assert reused > 0
+    assert cached.stats.reused_tokens - reused > 0.8 * (cached.stats.prompt_tokens - prompts)
+    assert cached._prefix_cache is None  # dropped on leaving the block
+    assert plain.stats.reused_tokens == 0
+    assert plain.stats.generated_tokens == cached.stats.generated_tokens > 0
+
+
+def test_prefix_cache_empties_when_the_weights_change():
+    model, tokenizer = make_tiny_lm(seed=1)
+    agent = TransformersAgent(model, tokenizer, temperature=0, max_new_tokens=6)
+    batch = [conversation(0), conversation(2)]
+    with agent.prefix_caching() as cache:
+        agent.act(batch)
+        assert len(cache) > 0
+        with torch.no_grad():
+            model.lm_head.weight.mul_(-1.0)  # in place, as an optimizer step
+        reused = agent.stats.reused_tokens
+        after = agent.act(batch)
+        assert agent.stats.reused_tokens == reused  # nothing computed by the old weights
+    assert after == TransformersAgent(model, tokenizer, temperature=0, max_new_tokens=6).act(batch)
+
+
+def test_seeded_sampling_with_prefix_caching_is_reproducible(tiny):
+    batch = [conversation(i) for i in range(4)]
+    runs = []
+    for _ in range(2):
+        agent = make_agent(tiny, seed=3, batch_size=2, max_new_tokens=10)
+        with agent.prefix_caching():
+            replies = agent.act(batch)
+            runs.append([replies, agent.act(later_turns(batch, replies))])
+    assert runs[0] == runs[1]
+
+
+def test_finished_rows_leave_the_batch_without_changing_replies(tiny, monkeypatch):
+    from sweetrl_gym import local_lm
+
+    model, tokenizer = tiny
+    agent = make_agent(tiny, temperature=0, batch_size=7, max_new_tokens=20)
+    batch = [conversation(i) for i in range(7)]
+    alone = [agent.act([chat])[0] for chat in batch]
+    # End a reply at the token greedy decoding picks most: replies then end at different
+    # lengths, and rows leave the batch at several segment boundaries.
+    ids = [tokenizer(reply, add_special_tokens=False)["input_ids"] for reply in alone]
+    half = len(ids) / 2
+    common = min(
+        {t for row in ids for t in row}, key=lambda t: abs(sum(t in r for r in ids) - half)
+    )
+    monkeypatch.setattr(model.generation_config, "eos_token_id", [common])
+    monkeypatch.setattr(local_lm, "_SEGMENT_TOKENS", 2)
+    calls = []
+    original = model.generate
+
+    def spy(**kwargs):
+        calls.append(kwargs["input_ids"].shape[0])
+        return original(**kwargs)
+
+    monkeypatch.setattr(model, "generate", spy)
+    batched = agent.act(batch)
+    monkeypatch.setattr(model, "generate", original)
+    assert batched == [agent.act([chat])[0] for chat in batch]
+    assert calls[0] == 7 and min(calls) < 7 and calls == sorted(calls, reverse=True)
+    lengths = [len(tokenizer(r, add_special_tokens=False)["input_ids"]) for r in batched]
+    assert len(set(lengths)) > 1
+
+
+def test_half_precision_cpu_generation_packs_grouped_query_attention(monkeypatch):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from agents.tiny_model import make_tiny_tokenizer
+    from sweetrl_gym import local_lm
+
+    tokenizer = make_tiny_tokenizer()
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,  # grouped-query attention, as SmolLM2's 9 over 3
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        initializer_range=0.2,
+    )
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = LlamaForCausalLM(config).eval()
+    agent = TransformersAgent(model, tokenizer, temperature=0, max_new_tokens=8)
+    fp32 = agent.act([conversation(3)])  # fp32: transformers' attention as it is
+    used = []
+    monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", _recording_sdpa(used))
+    model.to(torch.bfloat16)
+    replies = agent.act([conversation(3)])
+    assert isinstance(replies[0], str) and model.config._attn_implementation == "sdpa"
+    assert used and not any(used)  # decoding never asked torch for enable_gqa
+    # The packed product is the same attention: in fp32 the replies are identical.
+    model.to(torch.float32)
+    assert local_lm._register_packed_sdpa()
+    model.config._attn_implementation = local_lm._PACKED_SDPA
+    try:
+        assert agent.act([conversation(3)]) == fp32
+    finally:
+        model.config._attn_implementation = "sdpa"
+
+
+def _recording_sdpa(used):
+    original = torch.nn.functional.scaled_dot_product_attention
+
+    def sdpa(query, key, value, *args, **kwargs):
+        if query.shape[-2] <= 2:  # a decoding step: one query, or 2 packed per key head
+            used.append(bool(kwargs.get("enable_gqa", False)))
+        return original(query, key, value, *args, **kwargs)
+
+    return sdpa
+
+
+def test_prefix_cache_keeps_longest_prefixes_within_its_memory_budget():
+    import numpy as np
+
+    from sweetrl_gym.local_lm import PrefixCache
+
+    def states(n):  # 1 layer, key and value, 1 head, n positions, 2 dims: 16 bytes a token
+        return torch.zeros((1, 2, 1, n, 2))
+
+    cache = PrefixCache(max_bytes=16 * 10)
+    cache._add(np.arange(4), states(4))
+    cache._add(np.arange(6), states(6))  # extends the first: it replaces it
+    assert len(cache) == 1 and cache.num_tokens == 6 and cache.num_bytes == 96
+    cache._add(np.array([0, 1, 9]), states(3))
+    entry, length = cache._lookup(np.array([0, 1, 2, 3, 7]))
+    assert length == 4 and len(entry.ids) == 6
+    cache._add(np.array([5, 5]), states(2))  # over budget: the least recently used goes
+    assert cache.num_tokens == 8 and cache._lookup(np.array([0, 1, 9]))[1] == 2
+    with pytest.raises(ValueError):
+        PrefixCache(max_bytes=0)
+
+
+def test_generation_threads_leave_the_cores_other_processes_use(tiny, monkeypatch):
+    from sweetrl_gym import local_lm
+
+    monkeypatch.setattr(local_lm, "_usable_cpus", lambda: (0, 1))
+    for busy, threads, expected in [(None, 2, 2), (0.2, 2, 2), (0.8, 2, 1), (1.9, 2, 1), (0, 1, 1)]:
+        monkeypatch.setattr(local_lm._OTHER_LOAD, "cores_busy", lambda busy=busy: busy)
+        assert local_lm.generation_threads(threads) == expected
+    # While generating the agent sets them; afterwards torch's own setting is back.
+    monkeypatch.setattr(local_lm._OTHER_LOAD, "cores_busy", lambda: 1.5)
+    seen = []
+    model, _ = tiny
+    original = model.generate
+
+    def spy(**kwargs):
+        seen.append(torch.get_num_threads())
+        return original(**kwargs)
+
+    monkeypatch.setattr(model, "generate", spy)
+    before = torch.get_num_threads()
+    make_agent(tiny, max_new_tokens=2).act([conversation(0)])
+    make_agent(tiny, max_new_tokens=2, num_threads=None).act([conversation(0)])
+    assert seen == [1, before] and torch.get_num_threads() == before
+    with pytest.raises(ValueError, match="num_threads"):
+        make_agent(tiny, num_threads=0)

@@ -45,6 +45,12 @@ def test_rollout_speed_with_a_tiny_model(tmp_path):
     sequential, batched = result["one_env_at_a_time"], result["batched_3_envs"]
     assert sequential["turns"] == batched["turns"] and sequential["turns"] >= 3
     assert result["speedup_turns_per_s"] > 0
+    # The bare generate side replays the batched rollout's prompts: the same replies.
+    bare = result["bare_generate"]
+    assert result["same_prompts"] and bare["sequences"] == batched["turns"]
+    assert bare["generated_tokens"] == batched["generated_tokens"] > 0
+    assert result["rollout_vs_bare_tokens_per_s"] > 0
+    assert 0 < batched["reused_tokens"] < batched["prompt_tokens"]
     assert json.loads((tmp_path / "r.json").read_text()) == result
 
 
