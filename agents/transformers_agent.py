@@ -86,10 +86,6 @@ class TransformersAgent:
             model is already dispatched (``hf_device_map``) or off the CPU.
         seed: Makes sampling reproducible: agents with the same seed, given the same
             calls, give the same replies. The global random state is left untouched.
-        num_threads: torch's CPU threads while generating: ``"auto"`` uses fewer than
-            torch's setting while other processes keep the cores busy (see
-            :func:`~sweetrl_gym.local_lm.generation_threads`), a number sets them,
-            ``None`` leaves them alone. Nothing changes off the CPU.
 
     Attributes:
         model: The language model.
@@ -113,15 +109,10 @@ class TransformersAgent:
         batch_size: int = 8,
         device: Any = None,
         seed: int | None = None,
-        num_threads: int | str | None = "auto",
     ):
         _check_sampling(temperature, top_p, max_new_tokens)
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-        if num_threads not in (None, "auto") and not (
-            isinstance(num_threads, int) and num_threads >= 1
-        ):
-            raise ValueError(f"num_threads must be 'auto', None or at least 1, got {num_threads!r}")
         check_chat_tokenizer(tokenizer)
         self.model = place_model(model, device)
         self.tokenizer = tokenizer
@@ -131,7 +122,6 @@ class TransformersAgent:
         self.max_new_tokens = int(max_new_tokens)
         self.batch_size = int(batch_size)
         self.seed = seed
-        self.num_threads = num_threads
         self.name = str(getattr(model, "name_or_path", "") or type(model).__name__)
         self.last_prompts: list[str] = []
         self.stats = GenerationStats()
@@ -253,7 +243,6 @@ class TransformersAgent:
             else (self.seed * _SEED_STRIDE + self._calls) % _SEED_MOD,
             prefix_cache=self._prefix_cache,
             stats=self.stats,
-            num_threads=self.num_threads,
         )
         return [flat[i * n : (i + 1) * n] for i in range(len(prompts))]
 

@@ -32,7 +32,6 @@ from typing import Any
 from agents import collect
 from agents.default_model import load_default_agent
 from benchmarks.output import emit_result
-from sweetrl_gym.local_lm import generation_threads
 
 _RESULTS = Path(__file__).parent / "results" / "rollout_speed.json"
 
@@ -73,20 +72,15 @@ def bare_generate(agent: Any, prompts: list[str], batch_size: int) -> dict[str, 
     settings = {"max_new_tokens": agent.max_new_tokens, "do_sample": False, "top_k": None}
     settings.update(temperature=None, top_p=None, pad_token_id=pad, eos_token_id=eos)
     tokens, seconds = 0, 0.0
-    default_threads = torch.get_num_threads()
     for start in range(0, len(rows), batch_size):
         chunk = rows[start : start + batch_size]
         width = max(len(r) for r in chunk)
         input_ids = torch.tensor([[pad] * (width - len(r)) + r for r in chunk])
         attention_mask = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in chunk])
-        # The CPU threads the agent would use now: the comparison is of everything else.
-        if getattr(agent, "num_threads", None) == "auto":
-            torch.set_num_threads(generation_threads(default_threads))
         began = time.perf_counter()
         with torch.inference_mode():
             out = model.generate(input_ids=input_ids, attention_mask=attention_mask, **settings)
         seconds += time.perf_counter() - began
-        torch.set_num_threads(default_threads)
         for row in out[:, width:].tolist():  # up to and including the first eos
             tokens += next((i + 1 for i, t in enumerate(row) if t in eos), len(row))
     return {"seconds": seconds, "sequences": len(rows), "generated_tokens": tokens}

@@ -22,7 +22,6 @@ __all__ = [
     "chat_prompt",
     "check_chat_tokenizer",
     "generate_texts",
-    "generation_threads",
     "model_device",
     "place_model",
 ]
@@ -241,7 +240,6 @@ def generate_texts(
     seed: int | None = None,
     prefix_cache: PrefixCache | None = None,
     stats: GenerationStats | None = None,
-    num_threads: int | str | None = None,
 ) -> list[str]:
     """Generate one completion per prompt string, in chunks, left-padded, order kept.
 
@@ -264,10 +262,6 @@ def generate_texts(
             completions; ignored for models whose cache is not one plain key/value
             pair per layer (sliding windows, encoder-decoders).
         stats: Add this call's counts to it.
-        num_threads: torch's CPU threads while generating (restored afterwards):
-            ``None`` leaves them as they are; ``"auto"`` uses fewer than torch's
-            setting while other processes keep cores busy (see
-            :func:`generation_threads`).
 
     Returns:
         The completions, in the prompts' order.
@@ -301,7 +295,6 @@ def generate_texts(
             torch.inference_mode(),
             torch.random.fork_rng(devices=devices),
             _packed_cpu_decode_attention(model, device),
-            _cpu_threads(num_threads, device),
         ):
             if seed is not None:
                 torch.manual_seed(seed)
@@ -349,103 +342,6 @@ def _reusable(cache: PrefixCache, row: Any) -> tuple[_Entry | None, int]:
     """Return the kept sequence to start ``row`` from and how many of its states to use."""
     entry, length = cache._lookup(row)
     return entry, min(length, len(row) - 1)  # the last prompt token's logits start the reply
-
-
-@contextlib.contextmanager
-def _cpu_threads(num_threads: int | str | None, device: Any) -> Iterator[None]:
-    """Set torch's CPU threads for the block (``"auto"``: :func:`generation_threads`)."""
-    import torch
-
-    if num_threads is None or device.type != "cpu":
-        yield
-        return
-    before = torch.get_num_threads()
-    wanted = generation_threads(before) if num_threads == "auto" else int(num_threads)
-    if wanted == before:
-        yield
-        return
-    torch.set_num_threads(wanted)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
-def generation_threads(threads: int) -> int:
-    """Return how many of ``threads`` CPU threads to generate with, given other processes.
-
-    torch's CPU threads wait for each other at the end of every operation, and a
-    decoding step is hundreds of small operations: when another process holds one of
-    the cores, every step waits for a thread that is not running. On a 2-core machine
-    kept busy by one other job, generating one sequence with 2 threads ran at 1 token/s
-    where 1 thread ran at 33 (a whole evaluation: 48 s vs 13 s); on an idle machine 2
-    threads are ~1.4x faster than 1. So this counts the cores other processes used
-    since the previous call (Linux ``/proc/stat``, less this process's own CPU time)
-    and keeps to the cores left over, never fewer than 1 nor more than ``threads``.
-    Without ``/proc/stat``, or on the first call, it returns ``threads``.
-
-    Args:
-        threads: The most threads to use (torch's setting).
-
-    Returns:
-        The number of threads.
-
-    """
-    busy = _OTHER_LOAD.cores_busy()
-    if busy is None:
-        return threads
-    return max(1, min(threads, round(len(_usable_cpus()) - busy)))
-
-
-class _OtherLoad:
-    """Cores that other processes kept busy between two looks (Linux ``/proc/stat``)."""
-
-    def __init__(self) -> None:
-        self._last: tuple[float, float, float] | None = None
-        self._busy: float | None = None
-
-    def cores_busy(self) -> float | None:
-        now = self._sample()
-        if now is None:
-            return None
-        if self._last is not None and now[0] - self._last[0] >= 0.25:  # too short: noise
-            wall, total, own = (a - b for a, b in zip(now, self._last))
-            self._busy = max(0.0, (total - own) / wall)
-            self._last = now
-        elif self._last is None:
-            self._last = now
-        return self._busy
-
-    @staticmethod
-    def _sample() -> tuple[float, float, float] | None:
-        """Return (now, CPU seconds all processes spent on our cores, ours)."""
-        import os
-
-        mine = {f"cpu{i}" for i in _usable_cpus()}
-        busy = 0
-        try:
-            with open("/proc/stat") as f:
-                for line in f:
-                    name, *fields = line.split()
-                    if name in mine:
-                        # user nice system idle iowait irq softirq steal: all but idle, iowait
-                        ticks = [int(x) for x in fields[:8]]
-                        busy += sum(ticks) - ticks[3] - ticks[4]
-        except (OSError, ValueError, IndexError):
-            return None
-        return time.monotonic(), busy / os.sysconf("SC_CLK_TCK"), time.process_time()
-
-
-_OTHER_LOAD = _OtherLoad()
-
-
-@functools.cache
-def _usable_cpus() -> tuple[int, ...]:
-    import os
-
-    if hasattr(os, "sched_getaffinity"):
-        return tuple(sorted(os.sched_getaffinity(0)))
-    return tuple(range(os.cpu_count() or 1))
 
 
 _PACKED_SDPA = "sdpa_packed_gqa"

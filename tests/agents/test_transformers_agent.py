@@ -340,29 +340,3 @@ def test_prefix_cache_keeps_longest_prefixes_within_its_memory_budget():
     assert cache.num_tokens == 8 and cache._lookup(np.array([0, 1, 9]))[1] == 2
     with pytest.raises(ValueError):
         PrefixCache(max_bytes=0)
-
-
-def test_generation_threads_leave_the_cores_other_processes_use(tiny, monkeypatch):
-    from sweetrl_gym import local_lm
-
-    monkeypatch.setattr(local_lm, "_usable_cpus", lambda: (0, 1))
-    for busy, threads, expected in [(None, 2, 2), (0.2, 2, 2), (0.8, 2, 1), (1.9, 2, 1), (0, 1, 1)]:
-        monkeypatch.setattr(local_lm._OTHER_LOAD, "cores_busy", lambda busy=busy: busy)
-        assert local_lm.generation_threads(threads) == expected
-    # While generating the agent sets them; afterwards torch's own setting is back.
-    monkeypatch.setattr(local_lm._OTHER_LOAD, "cores_busy", lambda: 1.5)
-    seen = []
-    model, _ = tiny
-    original = model.generate
-
-    def spy(**kwargs):
-        seen.append(torch.get_num_threads())
-        return original(**kwargs)
-
-    monkeypatch.setattr(model, "generate", spy)
-    before = torch.get_num_threads()
-    make_agent(tiny, max_new_tokens=2).act([conversation(0)])
-    make_agent(tiny, max_new_tokens=2, num_threads=None).act([conversation(0)])
-    assert seen == [1, before] and torch.get_num_threads() == before
-    with pytest.raises(ValueError, match="num_threads"):
-        make_agent(tiny, num_threads=0)
