@@ -230,6 +230,11 @@ class TransformersAgent:
         if not prompts:
             return []
         self._calls += 1
+        cache = self._prefix_cache
+        if cache is None and n > 1:
+            # The n samples of a prompt share its states: computed once, within this call
+            # (the weights cannot change during it).
+            cache = PrefixCache()
         flat = generate_texts(
             self.model,
             self.tokenizer,
@@ -241,7 +246,7 @@ class TransformersAgent:
             seed=None
             if self.seed is None
             else (self.seed * _SEED_STRIDE + self._calls) % _SEED_MOD,
-            prefix_cache=self._prefix_cache,
+            prefix_cache=cache,
             stats=self.stats,
         )
         return [flat[i * n : (i + 1) * n] for i in range(len(prompts))]

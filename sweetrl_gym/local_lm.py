@@ -309,11 +309,13 @@ def generate_texts(
                 chunk = order[start : start + batch_size]
                 began = time.perf_counter()
                 if cache is not None:
-                    # Kept by earlier calls and chunks: computed before, not now.
-                    stats.reused_tokens += sum(_reusable(cache, rows[i])[1] for i in chunk)
-                    _share_prefix(model, cache, [rows[i] for i in chunk], pad_id, device, settings)
+                    computed = _share_prefix(
+                        model, cache, [rows[i] for i in chunk], pad_id, device, settings
+                    )
                     for i in chunk:
                         found[i] = _reusable(cache, rows[i])
+                    # Kept by earlier calls and chunks, or shared: computed once, not per row.
+                    stats.reused_tokens += sum(found[i][1] for i in chunk) - computed
                 new = _generate_chunk(
                     model,
                     [rows[i] for i in chunk],
@@ -518,23 +520,40 @@ def _share_prefix(
     device: Any,
     settings: dict[str, Any],
 ) -> None:
-    """Compute once, and keep, the prefix that a chunk's rows share but the cache lacks.
+    """Compute once, and keep, what several of a chunk's rows share but the cache lacks.
 
-    The first turns of new conversations share the system prompt: without this, each
-    row of the first chunk would compute it again.
+    Two kinds of sharing: the prefix common to all rows (the first turns of new
+    conversations share the system prompt), and a prompt repeated in several rows (``n``
+    samples of one prompt), kept whole but for its last token. Without this, each row
+    would compute them again. They are computed in one batch.
+
+    Returns:
+        How many tokens it computed.
+
     """
     if len(rows) < 2:
-        return
+        return 0
+    shared = []
+    counts: dict[bytes, int] = {}
+    for row in rows:
+        counts[row.tobytes()] = counts.get(row.tobytes(), 0) + 1
+    for row in rows:  # a repeated prompt, once
+        repeated = counts.pop(row.tobytes(), 0) > 1
+        if repeated and len(row) - 1 - _reusable(cache, row)[1] >= _MIN_SHARED_PREFIX:
+            shared.append(row[:-1])
     common = min(len(row) for row in rows) - 1  # every row computes at least one token
     for row in rows[1:]:
         differ = np.flatnonzero(rows[0][:common] != row[:common])
         common = int(differ[0]) if differ.size else common
-    if common - max(_reusable(cache, row)[1] for row in rows) < _MIN_SHARED_PREFIX:
-        return
-    prefix = rows[0][:common]
+    missing = common - max(_reusable(cache, row)[1] for row in rows)
+    # A shared prompt at least as long as the common prefix holds it already.
+    if missing >= _MIN_SHARED_PREFIX and all(len(prefix) < common for prefix in shared):
+        shared.append(rows[0][:common])
+    if not shared:
+        return 0
     # Greedy and one token: the prefill alone, leaving the sampling random state as it is.
     greedy = {**settings, "do_sample": False, "temperature": None, "top_p": None, "top_k": None}
-    input_ids, attention_mask = _left_pad([prefix.tolist()], pad_id, device)
+    input_ids, attention_mask = _left_pad([prefix.tolist() for prefix in shared], pad_id, device)
     out = model.generate(
         input_ids=input_ids,
         attention_mask=attention_mask,
@@ -542,7 +561,11 @@ def _share_prefix(
         return_dict_in_generate=True,
         **greedy,
     )
-    _keep_row(cache, prefix, [], _layer_states(out.past_key_values), 0, 0)
+    states = _layer_states(out.past_key_values)
+    padding = (attention_mask == 0).sum(dim=1).tolist()
+    for j, prefix in enumerate(shared):
+        _keep_row(cache, prefix, [], states, j, padding[j])
+    return sum(len(prefix) for prefix in shared)
 
 
 _MIN_SHARED_PREFIX = 16
