@@ -32,6 +32,7 @@ from typing import Any
 from agents import collect
 from agents.default_model import load_default_agent
 from benchmarks.output import emit_result
+from sweetrl_gym.local_lm import _eos_ids, _left_pad, model_device
 
 _RESULTS = Path(__file__).parent / "results" / "rollout_speed.json"
 
@@ -68,15 +69,14 @@ def bare_generate(agent: Any, prompts: list[str], batch_size: int) -> dict[str, 
     model, tokenizer = agent.model, agent.tokenizer
     rows = sorted((tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts), key=len)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    eos = sorted({tokenizer.eos_token_id, *_listed(model.generation_config.eos_token_id)} - {None})
+    eos = _eos_ids(model, tokenizer)  # the agent's stop tokens: tokens are counted alike
     settings = {"max_new_tokens": agent.max_new_tokens, "do_sample": False, "top_k": None}
     settings.update(temperature=None, top_p=None, pad_token_id=pad, eos_token_id=eos)
     tokens, seconds = 0, 0.0
     for start in range(0, len(rows), batch_size):
         chunk = rows[start : start + batch_size]
-        width = max(len(r) for r in chunk)
-        input_ids = torch.tensor([[pad] * (width - len(r)) + r for r in chunk])
-        attention_mask = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in chunk])
+        input_ids, attention_mask = _left_pad(chunk, pad, model_device(model))
+        width = input_ids.shape[1]
         began = time.perf_counter()
         with torch.inference_mode():
             out = model.generate(input_ids=input_ids, attention_mask=attention_mask, **settings)
@@ -84,10 +84,6 @@ def bare_generate(agent: Any, prompts: list[str], batch_size: int) -> dict[str, 
         for row in out[:, width:].tolist():  # up to and including the first eos
             tokens += next((i + 1 for i, t in enumerate(row) if t in eos), len(row))
     return {"seconds": seconds, "sequences": len(rows), "generated_tokens": tokens}
-
-
-def _listed(value: Any) -> list[Any]:
-    return list(value) if isinstance(value, list | tuple) else [value]
 
 
 def _counts(agent: Any) -> dict[str, float]:

@@ -7,6 +7,7 @@ accelerate are imported inside the functions, so importing ``sweetrl_gym`` stays
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import time
@@ -534,11 +535,10 @@ def _share_prefix(
     if len(rows) < 2:
         return 0
     shared = []
-    counts: dict[bytes, int] = {}
-    for row in rows:
-        counts[row.tobytes()] = counts.get(row.tobytes(), 0) + 1
-    for row in rows:  # a repeated prompt, once
-        repeated = counts.pop(row.tobytes(), 0) > 1
+    keys = [row.tobytes() for row in rows]
+    counts = collections.Counter(keys)
+    for row, key in zip(rows, keys):  # a repeated prompt, once
+        repeated = counts.pop(key, 0) > 1
         if repeated and len(row) - 1 - _reusable(cache, row)[1] >= _MIN_SHARED_PREFIX:
             shared.append(row[:-1])
     common = min(len(row) for row in rows) - 1  # every row computes at least one token
