@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import numpy as np
 import torch
 
 from algorithms.logprobs import TokenizedTurns
@@ -28,6 +29,7 @@ __all__ = [
     "collate_dialogues",
     "collate_turn_pairs",
     "from_json",
+    "length_grouped_order",
     "split_by_lengths",
     "to_json",
 ]
@@ -66,6 +68,10 @@ class Dialogue:
                 f"{len(self.reference)} reference values for {len(self.actions)} turns"
             )
 
+    def text_length(self) -> int:
+        """Characters of its row: the last prompt holds the earlier turns."""
+        return len(self.prompts[-1]) + len(self.actions[-1])
+
 
 @dataclass(frozen=True)
 class DialoguePair:
@@ -73,6 +79,10 @@ class DialoguePair:
 
     chosen: Dialogue
     rejected: Dialogue
+
+    def text_length(self) -> int:
+        """Characters of its longer row (a batch pads to it)."""
+        return max(self.chosen.text_length(), self.rejected.text_length())
 
 
 @dataclass(frozen=True)
@@ -93,6 +103,10 @@ class TurnPairItem:
     rejected: str
     reference_chosen: float
     reference_rejected: float
+
+    def text_length(self) -> int:
+        """Characters of its longer row (a batch pads to it)."""
+        return len(self.prompt) + max(len(self.chosen), len(self.rejected))
 
 
 @dataclass
@@ -213,3 +227,47 @@ def split_by_lengths(values: Sequence[_Value], lengths: Sequence[int]) -> list[l
         out.append(list(values[start : start + length]))
         start += length
     return out
+
+
+def length_grouped_order(
+    order: Sequence[int],
+    lengths: Sequence[int],
+    batch_size: int,
+    *,
+    group_batches: int = 32,
+    rng: np.random.Generator,
+) -> list[int]:
+    """Reorder a shuffled index list so that each batch holds items of similar length.
+
+    The shuffled order is cut into groups of ``group_batches`` batches; within a group the
+    items are sorted by length and cut into batches, whose order is then shuffled. A
+    batch pads to its longest item, so similar lengths waste less compute on padding,
+    while the groups keep the data order random at a larger scale.
+
+    Args:
+        order: A permutation of the item indices (the epoch's shuffled order).
+        lengths: Each item's length (any unit that grows with its tokens).
+        batch_size: Items per batch (the global batch: per process x processes, so that
+            the processes of one step get items of similar length).
+        group_batches: Batches per sorted group.
+        rng: Shuffles the batches within a group.
+
+    Returns:
+        The same indices, reordered.
+
+    """
+    if batch_size < 1 or group_batches < 1:
+        raise ValueError("batch_size and group_batches must be positive")
+    size = batch_size * group_batches
+    grouped: list[int] = []
+    for start in range(0, len(order), size):
+        chunk = sorted(order[start : start + size], key=lambda i: -lengths[i])
+        batches = [chunk[i : i + batch_size] for i in range(0, len(chunk), batch_size)]
+        # A short last batch stays last, so that only the epoch's final batch is short.
+        full = [b for b in batches if len(b) == batch_size]
+        short = [b for b in batches if len(b) < batch_size]
+        for index in rng.permutation(len(full)):
+            grouped += full[index]
+        for batch in short:
+            grouped += batch
+    return grouped

@@ -64,6 +64,7 @@ class BehaviorCloning(Algorithm):
             "policy", items, self._loss, collate_dialogues(self.encode_dialogues)
         )
         stage.weigh = lambda batch: float(batch.turns.action_mask.sum())  # a token mean
+        stage.length = Dialogue.text_length
         metrics = self._run_stage(stage)
         return {
             **metrics,

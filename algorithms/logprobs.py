@@ -46,6 +46,8 @@ __all__ = [
     "TurnLogProbs",
     "encode_dialogues",
     "encode_turns",
+    "shared_prefix_length",
+    "shared_prefix_turn_logprobs",
     "token_logprobs",
     "truncate_middle",
     "turn_logprobs",
@@ -128,6 +130,9 @@ class TurnLogProbs:
     mean: torch.Tensor
     num_tokens: torch.Tensor
 
+
+# A shared prefix's key/value states (a transformers cache) and its length in tokens.
+_Past = tuple[Any, int]
 
 # -- Encoding ----------------------------------------------------------------------------
 
@@ -415,11 +420,26 @@ def _chunk_logps(
     return picked - torch.logsumexp(logits, dim=-1)
 
 
-def _full_logits_logprobs(model: Any, turns: TokenizedTurns) -> torch.Tensor:
+def _forward(model: Any, turns: TokenizedTurns, past: _Past | None) -> Any:
+    """Run the model on ``turns``, after the ``past`` prefix's states if given."""
+    if past is None:
+        return model(
+            input_ids=turns.input_ids, attention_mask=turns.attention_mask, use_cache=False
+        )
+    states, length = past
+    prefix_mask = turns.attention_mask.new_ones((len(turns), length))
+    return model(
+        input_ids=turns.input_ids,
+        attention_mask=torch.cat([prefix_mask, turns.attention_mask], dim=1),
+        past_key_values=states,
+    )
+
+
+def _full_logits_logprobs(
+    model: Any, turns: TokenizedTurns, past: _Past | None = None
+) -> torch.Tensor:
     """Every position's fp32 log-softmax: the reference path, ``(rows, length, vocab)``."""
-    logits = model(
-        input_ids=turns.input_ids, attention_mask=turns.attention_mask, use_cache=False
-    ).logits
+    logits = _forward(model, turns, past).logits
     # Token t is predicted by the logits at position t - 1.
     logits = logits[:, :-1].float()
     token_logps = logits.gather(-1, turns.input_ids[:, 1:].unsqueeze(-1)).squeeze(-1)
@@ -427,7 +447,11 @@ def _full_logits_logprobs(model: Any, turns: TokenizedTurns) -> torch.Tensor:
 
 
 def _chunked_logprobs(
-    model: Any, head: torch.nn.Module, turns: TokenizedTurns, chunk_size: int
+    model: Any,
+    head: torch.nn.Module,
+    turns: TokenizedTurns,
+    chunk_size: int,
+    past: _Past | None = None,
 ) -> torch.Tensor | None:
     """Score the action positions through a chunked head; ``None`` if not exact."""
     rows, positions = turns.action_mask[:, 1:].nonzero(as_tuple=True)
@@ -459,9 +483,7 @@ def _chunked_logprobs(
 
     head.forward = chunked_head
     try:
-        result = model(
-            input_ids=turns.input_ids, attention_mask=turns.attention_mask, use_cache=False
-        ).logits
+        result = _forward(model, turns, past).logits
     finally:
         if own is None:
             del head.forward  # the class's forward shows again
@@ -504,9 +526,18 @@ def token_logprobs(
         where that token is part of an action.
 
     """
+    return _token_logprobs(model, turns, chunk_size, None)
+
+
+def _token_logprobs(
+    model: Any, turns: TokenizedTurns, chunk_size: int, past: _Past | None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`token_logprobs`, the rows optionally continuing a shared ``past`` prefix."""
     mask = turns.action_mask[:, 1:].float()
     head = _chunkable_head(model)
-    token_logps = _chunked_logprobs(model, head, turns, chunk_size) if head is not None else None
+    token_logps = (
+        _chunked_logprobs(model, head, turns, chunk_size, past) if head is not None else None
+    )
     if token_logps is None:
         if head is not None:
             warnings.warn(
@@ -515,7 +546,8 @@ def token_logprobs(
                 RuntimeWarning,
                 stacklevel=2,
             )
-        token_logps = torch.where(mask.bool(), _full_logits_logprobs(model, turns), 0.0)
+        full = _full_logits_logprobs(model, turns, past)
+        token_logps = torch.where(mask.bool(), full, 0.0)
     return token_logps, mask
 
 
@@ -543,9 +575,78 @@ def turn_logprobs(
     count = torch.zeros(turns.num_turns, device=device)
     for start in range(0, len(turns), size):
         part = turns.select(slice(start, start + size)).to(device)
-        token_logps, mask = token_logprobs(model, part)
-        index = part.turn_index[:, 1:]
-        counted = index >= 0
-        total = total.index_add(0, index[counted], token_logps[counted])
-        count = count.index_add(0, index[counted], mask[counted])
+        total, count = _add_turns(total, count, part, *token_logprobs(model, part))
+    return TurnLogProbs(sum=total, mean=total / count.clamp(min=1), num_tokens=count)
+
+
+def _add_turns(
+    total: torch.Tensor,
+    count: torch.Tensor,
+    turns: TokenizedTurns,
+    token_logps: torch.Tensor,
+    mask: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Add counted tokens' log-probs and counts into their turns' totals."""
+    index = turns.turn_index[:, 1:]
+    counted = index >= 0
+    total = total.index_add(0, index[counted], token_logps[counted])
+    count = count.index_add(0, index[counted], mask[counted])
+    return total, count
+
+
+def shared_prefix_length(turns: TokenizedTurns) -> int:
+    """Return how many leading tokens every row has in common before its first action.
+
+    The shared part stops one token before the earliest counted token, whose log-prob
+    is read from the position before it.
+    """
+    counted = turns.action_mask.bool()
+    if not counted.any(dim=1).all():
+        return 0
+    first_action = int(counted.float().argmax(dim=1).min())
+    ids = turns.input_ids
+    differs = (ids != ids[:1]).any(dim=0).nonzero()
+    common = int(differs[0]) if len(differs) else ids.shape[1]
+    return max(0, min(common, first_action - 1))
+
+
+@torch.no_grad()
+def shared_prefix_turn_logprobs(model: Any, turns: TokenizedTurns) -> TurnLogProbs:
+    """:func:`turn_logprobs` for rows that start alike, the common start computed once.
+
+    Scoring several candidate actions for one prompt (SWEET-RL's critic) repeats the
+    prompt in every row; here the model reads the rows' common prefix once, and each
+    row's rest attends to those key/value states. The result is :func:`turn_logprobs`'s
+    up to floating-point rounding (another batch shape). No gradients. Rows with less
+    than a token in common, and models whose forward returns no reusable cache, are
+    scored the plain way.
+
+    Args:
+        model: A causal LM (see :func:`token_logprobs`).
+        turns: From :func:`encode_turns`, typically one prompt with several actions.
+
+    Returns:
+        As :func:`turn_logprobs`.
+
+    """
+    length = shared_prefix_length(turns)
+    device = next(model.parameters()).device
+    turns = turns.to(device)
+    states = None
+    if length > 0:
+        prefix = turns.input_ids[:1, :length]
+        states = getattr(model(input_ids=prefix, use_cache=True), "past_key_values", None)
+    if states is None or not callable(getattr(states, "batch_repeat_interleave", None)):
+        return turn_logprobs(model, turns)
+    states.batch_repeat_interleave(len(turns))
+    rest = TokenizedTurns(
+        turns.input_ids[:, length:],
+        turns.attention_mask[:, length:],
+        turns.action_mask[:, length:],
+        turns.turn_index[:, length:],
+        turns.num_turns,
+    )
+    token_logps, mask = _token_logprobs(model, rest, HEAD_CHUNK_SIZE, (states, length))
+    zeros = torch.zeros(turns.num_turns, device=device)
+    total, count = _add_turns(zeros, zeros.clone(), rest, token_logps, mask)
     return TurnLogProbs(sum=total, mean=total / count.clamp(min=1), num_tokens=count)

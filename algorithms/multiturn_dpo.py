@@ -88,6 +88,7 @@ class MultiTurnDPO(Algorithm):
         stage = self._policy_stage(
             "policy", items, self._loss, collate_dialogue_pairs(self.encode_dialogues)
         )
+        stage.length = DialoguePair.text_length
         metrics = self._run_stage(stage)
         return {**metrics, "train/num_pairs": float(len(pairs))}
 

@@ -61,7 +61,7 @@ from algorithms.batches import (
 from algorithms.config import TrainingConfig
 from algorithms.critic_inputs import REFERENCE_HINT, critic_prompt
 from algorithms.distributed import full_state_dict, map_sharded, reshard
-from algorithms.logprobs import turn_logprobs
+from algorithms.logprobs import shared_prefix_turn_logprobs, turn_logprobs
 from algorithms.lora import (
     POLICY_ADAPTER,
     adapter_active,
@@ -81,6 +81,7 @@ from algorithms.losses import (
 from algorithms.models import ValueHeadModel, clone_model, load_weights, save_causal_lm
 from algorithms.pairs import TrajectoryPair, TurnPair, split_pairs, trajectory_pairs, turn_pairs
 from algorithms.trainer import Stage
+from sweetrl_gym.actions import parse_action
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn
 
 __all__ = ["SweetRL", "SweetRLConfig"]
@@ -89,6 +90,9 @@ _CRITIC_ADAPTER = "critic"
 
 _CRITIC_SCORES = ("turn_sum", "token_mean", "last_turn")
 """Values of :attr:`SweetRLConfig.critic_score`."""
+
+_DROPPED_CANDIDATES = ("truncated_candidates", "answer_candidates")
+"""Why sampled candidates were left out of the turn pairs (counts in the cached pairs)."""
 
 
 @dataclass(frozen=True)
@@ -146,6 +150,14 @@ class SweetRLConfig(TrainingConfig):
             tiny random-init policies, whose samples never end).
         pairs_per_turn: Turn-level pairs drawn per turn, top half vs bottom half
             (paper: 4).
+        pair_turns: Which actions make turn-level pairs. ``"all"`` (paper): every
+            sampled candidate. ``"questions"``: only the turns where the buffer's episode
+            asked (not answered) get candidates, and candidates that answer (``I WANT TO
+            ANSWER:``) are dropped before scoring, so DPO shapes only what the policy asks
+            and when, and the answer's code is trained only through the context it
+            answers in. With a small policy, DPO on pairs of answers moves the code (in
+            one quick-config run, failures with every fact told rose from 25 to 34).
+            ``candidate_fraction`` is then a share of the question turns.
 
     """
 
@@ -170,6 +182,7 @@ class SweetRLConfig(TrainingConfig):
     candidate_max_new_tokens: int | None = None
     drop_truncated_candidates: bool = True
     pairs_per_turn: int = 4
+    pair_turns: str = "all"
 
     def __post_init__(self) -> None:
         if self.critic_score == "sum":  # the name before "token_mean" existed
@@ -181,6 +194,7 @@ class SweetRLConfig(TrainingConfig):
         self._check_fraction("candidate_fraction")
         self._check_choice("critic_head", ("log_ratio", "value"))
         self._check_choice("critic_score", _CRITIC_SCORES)
+        self._check_choice("pair_turns", ("all", "questions"))
         if self.critic_score == "token_mean" and not self.length_normalize:
             raise ValueError(
                 "critic_score='token_mean' is itself a length normalisation (one mean over "
@@ -264,14 +278,22 @@ class SweetRL(Algorithm):
             metrics["critic/heldout_pair_accuracy"] = self.critic_accuracy(held_out)
         self.log_metrics({k: v for k, v in metrics.items() if "accuracy" in k})
         # Steps 3 and 4.
-        pairs_for_policy, truncated = self._candidates(buffer)
+        pairs_for_policy, dropped = self._candidates(buffer)
+        truncated, answers = dropped["truncated_candidates"], dropped["answer_candidates"]
         metrics["train/num_pairs"] = float(len(pairs_for_policy))
         metrics["train/truncated_candidates"] = float(truncated)
+        metrics["train/answer_candidates"] = float(answers)
         if not pairs_for_policy and truncated:
             raise ValueError(
                 f"no turn-level pairs: {truncated} sampled candidates were cut off at "
                 f"max_new_tokens and dropped, leaving too few complete ones; raise "
                 f"candidate_max_new_tokens or set drop_truncated_candidates=False"
+            )
+        if not pairs_for_policy and answers:
+            raise ValueError(
+                f"no turn-level pairs: {answers} sampled candidates answered and were dropped "
+                f"(pair_turns='questions'), leaving too few questions; raise num_candidates "
+                f"or set pair_turns='all'"
             )
         if not pairs_for_policy:
             raise ValueError(
@@ -377,17 +399,18 @@ class SweetRL(Algorithm):
         return from_json(DialoguePair, cached)
 
     def _turn_values(
-        self, model: Any, batch: DialogueBatch
+        self, model: Any, batch: DialogueBatch, score: Callable[..., Any] = turn_logprobs
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Per-turn critic values and action token counts (``None`` for the value head).
 
-        The values are the turn advantages (log-ratio) or the value head's outputs.
+        The values are the turn advantages (log-ratio, the log-probs from ``score``) or
+        the value head's outputs.
         """
         device = next(model.parameters()).device
         if self.config.critic_head == "value":
             encoded = batch.turns.to(device)
             return model(encoded.input_ids, encoded.attention_mask)[:, 0], None
-        logps = turn_logprobs(model, batch.turns)
+        logps = score(model, batch.turns)
         values = self._per_turn(logps)
         advantages = turn_advantage(
             values, batch.reference.to(values.device), beta=self.config.critic_beta
@@ -457,6 +480,7 @@ class SweetRL(Algorithm):
                     collate=self._collate_critic(),
                     save=_save_critic,
                     load=lambda directory: _load_critic(critic, directory),
+                    length=DialoguePair.text_length,
                 )
                 return self._run_stage(stage)
 
@@ -541,28 +565,40 @@ class SweetRL(Algorithm):
     def _score_turns(
         self, turns: Sequence[tuple[Sequence[dict[str, str]], dict[str, Any], list[str]]]
     ) -> list[list[float]]:
-        """Critic scores of each turn's actions, in micro-batches of ``batch_size`` rows."""
+        """Critic scores of each turn's actions.
+
+        The log-ratio critic scores one turn's actions together, reading their shared
+        prompt (with the hint: most of the tokens) once per model; the value head reads
+        every row whole, in micro-batches of ``batch_size`` rows.
+        """
         prompts, actions = [], []
         for messages, reference, candidates in turns:
             turn = Turn(messages=[dict(m) for m in messages], action="")
             prompt = critic_prompt(self.policy, turn, reference, self._hint())
             prompts += [prompt] * len(candidates)
             actions += candidates
+        if self.config.critic_head == "value":
+            size = self.config.batch_size
+            chunks = [(i, min(i + size, len(actions))) for i in range(0, len(actions), size)]
+        else:
+            ends = np.cumsum([len(candidates) for _, _, candidates in turns]).tolist()
+            chunks = [(a, b) for a, b in zip([0, *ends[:-1]], ends) if b > a]
         start_model, start_context = self._critic_start_model()
-        size = self.config.batch_size
         flat: list[float] = []
-        for begin in range(0, len(actions), size):
-            encoded = self.encode(prompts[begin : begin + size], actions[begin : begin + size])
+        for begin, stop in chunks:
+            encoded = self.encode(prompts[begin:stop], actions[begin:stop])
             rows = len(encoded)
             with torch.no_grad(), self._autocast():
                 if self.config.critic_head == "value":
                     reference = torch.zeros(rows)
                 else:
                     with start_context():
-                        reference = self._per_turn(turn_logprobs(start_model, encoded)).float()
+                        logps = shared_prefix_turn_logprobs(start_model, encoded)
+                        reference = self._per_turn(logps).float()
                 batch = DialogueBatch(encoded, torch.arange(rows), reference.cpu(), rows)
                 with self._as_critic():
-                    flat += self._turn_values(self.critic, batch)[0].float().tolist()
+                    values = self._turn_values(self.critic, batch, shared_prefix_turn_logprobs)
+                flat += values[0].float().tolist()
         reshard(self.critic)
         return split_by_lengths(flat, [len(candidates) for _, _, candidates in turns])
 
@@ -575,8 +611,9 @@ class SweetRL(Algorithm):
         """Sample candidates for a share of turns, rank them with the critic, pair them (3-4).
 
         With ``drop_truncated_candidates`` (default), candidates cut off at
-        ``max_new_tokens`` are dropped before scoring: they are neither chosen nor
-        rejected, and a turn left with fewer than two candidates gives no pair. The
+        ``max_new_tokens`` are dropped before scoring (with ``pair_turns="questions"``,
+        answers too): they are neither chosen nor rejected, and a turn left with fewer
+        than two candidates gives no pair. The
         sampling and scoring of the turns are split across processes.
 
         Returns:
@@ -588,8 +625,8 @@ class SweetRL(Algorithm):
 
     def _candidates(
         self, buffer: TrajectoryBuffer | Sequence[Trajectory]
-    ) -> tuple[list[TurnPair], int]:
-        """:meth:`candidate_pairs` and how many truncated candidates were dropped."""
+    ) -> tuple[list[TurnPair], dict[str, int]]:
+        """:meth:`candidate_pairs`, and how many candidates were dropped, by reason."""
         if self.critic is None:
             raise RuntimeError("no critic yet: call fit_critic (or fit) first")
         turns = [(t, turn) for t in buffer for turn in t.turns]
@@ -598,7 +635,8 @@ class SweetRL(Algorithm):
         if isinstance(data, list):  # a run cached before truncated candidates were dropped
             data = {"pairs": data, "truncated_candidates": 0}
         pairs = [TurnPair(messages=tuple(p.pop("messages")), **p) for p in data["pairs"]]
-        return pairs, int(data["truncated_candidates"])
+        dropped = {key: int(data.get(key, 0)) for key in _DROPPED_CANDIDATES}
+        return pairs, dropped
 
     def _truncated(self, candidates: Sequence[str]) -> list[bool]:
         """Whether each candidate was (most likely) cut off at ``max_new_tokens``.
@@ -617,6 +655,14 @@ class SweetRL(Algorithm):
 
     def _candidate_pairs(self, turns: list[tuple[Trajectory, Turn]]) -> dict[str, Any]:
         rng = np.random.default_rng([self.config.seed, 3])
+        questions_only = self.config.pair_turns == "questions"
+        if questions_only:
+            turns = [(t, turn) for t, turn in turns if not parse_action(turn.action).is_answer]
+            if not turns:
+                raise ValueError(
+                    "pair_turns='questions' but no turn of the buffer asks a question (every "
+                    "episode answered at once); set pair_turns='all'"
+                )
         count = min(len(turns), max(1, round(self.config.candidate_fraction * len(turns))))
         selected = [turns[i] for i in sorted(rng.choice(len(turns), size=count, replace=False))]
         bar = tqdm(
@@ -624,6 +670,12 @@ class SweetRL(Algorithm):
             desc="candidates",
             disable=not (self.config.progress and self.trainer.accelerator.is_main_process),
         )
+
+        def unwanted(row: list[str]) -> tuple[list[bool], list[bool]]:
+            """Which candidates are cut off, and which answer where only questions pair."""
+            cut = self._truncated(row) if self.config.drop_truncated_candidates else []
+            answers = [questions_only and parse_action(c).is_answer for c in row]
+            return cut or [False] * len(row), answers
 
         def sample_and_score(chunk: list[tuple[Trajectory, Turn]]) -> list[list[Any]]:
             prompts = self.policy_prompts([turn for _, turn in chunk])
@@ -634,23 +686,25 @@ class SweetRL(Algorithm):
                     temperature=self.config.candidate_temperature,
                     max_new_tokens=self.config.candidate_max_new_tokens,
                 )
-            kept = sampled
-            if self.config.drop_truncated_candidates:
-                # Trained on, a cut-off candidate gets the end token: it would teach the
-                # policy to stop mid-answer. Dropped before scoring, it costs nothing.
-                kept = [
-                    [c for c, cut in zip(row, self._truncated(row)) if not cut] for row in sampled
-                ]
+            # Trained on, a cut-off candidate gets the end token: it would teach the policy
+            # to stop mid-answer. Dropped before scoring, it costs nothing.
+            flags = [unwanted(row) for row in sampled]
+            kept = [
+                [c for c, a, b in zip(row, cut, answer) if not (a or b)]
+                for row, (cut, answer) in zip(sampled, flags)
+            ]
             scores = self._score_turns(
                 [(turn.messages, t.reference, c) for (t, turn), c in zip(chunk, kept)]
             )
             bar.update(len(chunk) * self.trainer.accelerator.num_processes)
-            return [[c, s, len(row) - len(c)] for c, s, row in zip(kept, scores, sampled)]
+            return [
+                [c, s, sum(cut), sum(answer)] for c, s, (cut, answer) in zip(kept, scores, flags)
+            ]
 
         ranked = map_sharded(selected, sample_and_score, batch_size=self.policy.batch_size)
         bar.close()
         pairs = []
-        for (_, turn), (candidates, scores, _) in zip(selected, ranked):
+        for (_, turn), (candidates, scores, _, _) in zip(selected, ranked):
             pairs += turn_pairs(
                 turn.messages, candidates, scores, num_pairs=self.config.pairs_per_turn, rng=rng
             )
@@ -665,7 +719,8 @@ class SweetRL(Algorithm):
                 }
                 for p in pairs
             ],
-            "truncated_candidates": sum(dropped for _, _, dropped in ranked),
+            "truncated_candidates": sum(row[2] for row in ranked),
+            "answer_candidates": sum(row[3] for row in ranked),
         }
 
     # -- step 5: the policy ----------------------------------------------------------------------
@@ -738,6 +793,7 @@ class SweetRL(Algorithm):
             stage = self._policy_stage(
                 "policy", items, self._policy_loss, collate_turn_pairs(self.encode)
             )
+            stage.length = TurnPairItem.text_length
             return self._run_stage(stage)
 
     def _keep_critic_start(self) -> None:

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
+from algorithms.batches import length_grouped_order
 from algorithms.config import TrainingConfig, resolve_mixed_precision
 from algorithms.logger import MetricsLogger
 from algorithms.run_directory import RunDirectory
@@ -73,6 +74,9 @@ class Stage:
             mean over the whole global batch, as on one process (not a mean of
             per-process means). ``None``: losses are means over items of equal-size
             batches, which data parallelism already averages right.
+        length: An item's length (e.g. ``Dialogue.text_length``): with the config's
+            ``group_by_length``, batches hold items of similar length
+            (:func:`algorithms.batches.length_grouped_order`). ``None``: random batches.
 
     """
 
@@ -90,6 +94,7 @@ class Stage:
     setup: Callable[[torch.nn.Module, Any], None] | None = None
     on_step: Callable[[torch.nn.Module], None] | None = None
     weigh: Callable[[Any], float] | None = None
+    length: Callable[[Any], int] | None = None
 
 
 def make_accelerator(config: TrainingConfig, model: torch.nn.Module | None = None) -> Any:
@@ -380,6 +385,13 @@ class Trainer:
         seed = [self.config.seed, zlib.crc32(stage.name.encode()), epoch]
         order = np.random.default_rng(seed).permutation(len(stage.items)).tolist()
         items = stage.items
+        if self.config.group_by_length and stage.length is not None:
+            order = length_grouped_order(
+                order,
+                [stage.length(item) for item in items],
+                batch_size * self.accelerator.num_processes,
+                rng=np.random.default_rng([*seed, 1]),
+            )
         loader = torch.utils.data.DataLoader(
             order,
             batch_size=batch_size,

@@ -1,11 +1,13 @@
 """Behaviour cloning: the warm start's algorithm, through the public API."""
 
 import math
+from dataclasses import replace
 
 import pytest
 import torch
 
 from algorithms import Algorithm, BehaviorCloning, RejectionFT, turn_logprobs
+from algorithms.batches import Dialogue
 from sweetrl_gym import TrajectoryBuffer
 from tests.algorithms.conftest import FAST
 
@@ -44,3 +46,46 @@ def test_empty_buffer_is_a_clear_error(tiny_policy):
     with pytest.raises(ValueError, match="empty"):
         BehaviorCloning(tiny_policy, **FAST).fit(TrajectoryBuffer())
     assert Algorithm.named("bc") is BehaviorCloning
+
+
+def first_turns(trajectory, keep):
+    """The trajectory cut after its first ``keep`` turns."""
+    last = trajectory.turns[keep - 1]
+    chat = [*last.messages, {"role": "assistant", "content": last.action}]
+    return replace(trajectory, turns=trajectory.turns[:keep], messages=chat)
+
+
+def test_batches_group_dialogues_of_similar_length(shared_buffer, tiny_policy, monkeypatch):
+    import algorithms.behavior_cloning as bc
+
+    seen: list[list[int]] = []
+    original = bc.collate_dialogues
+
+    def recording(encode):
+        collate = original(encode)
+
+        def run(items):
+            seen.append([item.text_length() for item in items])
+            return collate(items)
+
+        return run
+
+    monkeypatch.setattr(bc, "collate_dialogues", recording)
+    # Lengths that vary a lot: every trajectory cut after each of its turns.
+    buffer = TrajectoryBuffer(
+        [first_turns(t, keep) for t in shared_buffer for keep in range(1, len(t.turns) + 1)]
+    )
+    algo = BehaviorCloning(tiny_policy)
+    lengths = sorted(
+        Dialogue(algo.policy_prompts(t.turns), [turn.action for turn in t.turns]).text_length()
+        for t in buffer
+    )
+
+    def padding(group_by_length):
+        seen.clear()
+        settings = {**FAST, "learning_rate": 1e-6, "batch_size": 4}
+        BehaviorCloning(tiny_policy, **settings, group_by_length=group_by_length).fit(buffer)
+        assert sorted(n for batch in seen for n in batch) == lengths  # each dialogue once
+        return sum(max(batch) * len(batch) - sum(batch) for batch in seen)
+
+    assert padding(True) < 0.5 * padding(False)

@@ -7,6 +7,8 @@ from agents import TransformersAgent
 from algorithms.logprobs import (
     encode_dialogues,
     encode_turns,
+    shared_prefix_length,
+    shared_prefix_turn_logprobs,
     token_logprobs,
     truncate_middle,
     turn_logprobs,
@@ -475,3 +477,60 @@ def test_a_model_without_an_output_head_to_find_takes_the_full_logits_path(tiny)
         got, _ = token_logprobs(Custom(), turns)
         expected, _ = full_logits_reference(model, turns)
     assert torch.allclose(got, expected, atol=1e-5)
+
+
+# -- scoring several actions of one prompt: the prompt read once ------------------------
+
+
+def candidates_of_one_prompt(tiny):
+    _, tokenizer, prompts, _ = tiny
+    actions = [
+        "Which rate?",
+        "What should it return for an empty list?",
+        "I WANT TO ANSWER: 1",
+        "Ok",
+    ]
+    return encode_turns(tokenizer, [prompts[1]] * len(actions), actions)
+
+
+def test_shared_prefix_scores_equal_full_rows(tiny):
+    model = tiny[0]
+    turns = candidates_of_one_prompt(tiny)
+    length = shared_prefix_length(turns)
+    # The prompt is common; the rows part one token before the first action token.
+    assert 0 < length == min(int(m.nonzero()[0]) for m in turns.action_mask) - 1
+    with torch.no_grad():
+        expected = turn_logprobs(model, turns)
+    shapes = []
+    hook = model.register_forward_pre_hook(
+        lambda _, args, kwargs: shapes.append(tuple(kwargs["input_ids"].shape)), with_kwargs=True
+    )
+    try:
+        got = shared_prefix_turn_logprobs(model, turns)
+    finally:
+        hook.remove()
+    rows, width = turns.input_ids.shape
+    assert shapes == [(1, length), (rows, width - length)]  # the prompt was read once
+    assert torch.equal(got.num_tokens, expected.num_tokens)
+    assert torch.allclose(got.sum, expected.sum, atol=1e-4)
+    assert torch.allclose(got.mean, expected.mean, atol=1e-5)
+
+
+def test_shared_prefix_scores_through_a_peft_lora_model(tiny):
+    peft = pytest.importorskip("peft")
+    model, _ = make_tiny_lm()
+    config = peft.LoraConfig(r=4, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
+    lora = peft.get_peft_model(model, config)
+    turns = candidates_of_one_prompt(tiny)
+    with torch.no_grad():
+        expected = turn_logprobs(lora, turns).sum
+    assert torch.allclose(shared_prefix_turn_logprobs(lora, turns).sum, expected, atol=1e-4)
+
+
+def test_rows_without_a_common_start_are_scored_the_plain_way(tiny):
+    model, tokenizer, prompts, actions = tiny
+    turns = encode_turns(tokenizer, ["x" + prompts[0], "y" + prompts[1]], actions[:2])
+    assert shared_prefix_length(turns) == 0
+    with torch.no_grad():
+        expected = turn_logprobs(model, turns).sum
+    assert torch.allclose(shared_prefix_turn_logprobs(model, turns).sum, expected, atol=1e-5)

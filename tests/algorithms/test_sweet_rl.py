@@ -357,3 +357,43 @@ def test_fit_says_so_when_every_candidate_was_cut_off(tiny_policy):
     algo = SweetRL(tiny_policy, **{**SMALL, "drop_truncated_candidates": True, "critic_epochs": 1})
     with pytest.raises(ValueError, match=r"cut off at max_new_tokens.*drop_truncated_candidates"):
         algo.fit(synthetic_buffer(2))  # 8 new tokens: the tiny policy never stops in time
+
+
+def test_question_pairs_leave_the_answer_turns_alone():
+    policy = fresh_policy()
+    questions = ["What should it return?", "Which rounding?", "Is the list sorted?"]
+    answers = ["I WANT TO ANSWER: def f(x): return 1", "OUTPUT: I WANT TO ANSWER: 2"]
+    sampled = _fixed_candidates(policy, questions, answers)
+    buffer = synthetic_buffer(3)
+    settings = {**SMALL, "critic_epochs": 1, "num_candidates": 5, "candidate_fraction": 0.5}
+    algo = SweetRL(policy, **settings, pair_turns="questions")
+    metrics = algo.fit(buffer)
+    asked = [(turn.messages, turn.action) for t in buffer for turn in t.turns]
+    question_turns = sum(not action.startswith("I WANT TO ANSWER") for _, action in asked)
+    selected = round(0.5 * question_turns)
+    assert len(sampled) == 1  # one batch of prompts: the selected question turns
+    assert metrics["train/answer_candidates"] == selected * len(answers)
+    pairs = algo.candidate_pairs(buffer)
+    assert pairs and all({p.chosen, p.rejected} <= set(questions) for p in pairs)
+    # Only contexts where the buffer's episode asked: none ends with the human's reply.
+    contexts = {tuple(map(str, m)) for m, a in asked if not a.startswith("I WANT TO ANSWER")}
+    assert {tuple(map(str, p.messages)) for p in pairs} <= contexts
+
+    # With every turn ("all", the paper's), the answers take part.
+    both = fresh_policy()
+    _fixed_candidates(both, questions, answers)
+    algo = SweetRL(both, **settings)
+    algo.fit_critic(algo.trajectory_pairs(buffer))
+    used = {action for p in algo.candidate_pairs(buffer) for action in (p.chosen, p.rejected)}
+    assert used & set(answers)
+
+
+def test_question_pairs_need_a_question_to_pair():
+    policy = fresh_policy()
+    _fixed_candidates(policy, ["I WANT TO ANSWER: 1", "I WANT TO ANSWER: 2"], [])
+    settings = {**SMALL, "critic_epochs": 1, "num_candidates": 2}
+    algo = SweetRL(policy, **settings, pair_turns="questions")
+    with pytest.raises(ValueError, match=r"answered and were dropped.*pair_turns='all'"):
+        algo.fit(synthetic_buffer(2))
+    with pytest.raises(ValueError, match="pair_turns"):
+        SweetRLConfig(pair_turns="answers")
