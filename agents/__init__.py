@@ -8,7 +8,13 @@ from agents.default_model import (
     load_default_agent,
     load_default_model,
 )
-from agents.evaluation import bootstrap_ci, evaluate, paired_difference, summarize
+from agents.evaluation import (
+    bootstrap_ci,
+    evaluate,
+    paired_difference,
+    pooled_paired_difference,
+    summarize,
+)
 from agents.openai_agent import OpenAIAgent
 from agents.prompts import BACKEND_AGENT_PROMPT, FRONTEND_AGENT_PROMPT, SHORT_BACKEND_AGENT_PROMPT
 from agents.rollout import Episode, collect, plan_episodes
@@ -39,5 +45,6 @@ __all__ = [
     "load_default_model",
     "paired_difference",
     "plan_episodes",
+    "pooled_paired_difference",
     "summarize",
 ]

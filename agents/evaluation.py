@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -12,7 +12,13 @@ from agents.base import Agent, PrivilegedAgent
 from agents.rollout import collect
 from sweetrl_gym.trajectory import TrajectoryBuffer
 
-__all__ = ["bootstrap_ci", "evaluate", "paired_difference", "summarize"]
+__all__ = [
+    "bootstrap_ci",
+    "evaluate",
+    "paired_difference",
+    "pooled_paired_difference",
+    "summarize",
+]
 
 
 def evaluate(
@@ -139,6 +145,7 @@ def bootstrap_ci(
     confidence: float = 0.95,
     resamples: int = 2000,
     rng: np.random.Generator | None = None,
+    strata: Any = None,
 ) -> tuple[float, float]:
     """Return a percentile-bootstrap confidence interval of the mean of ``values``.
 
@@ -147,6 +154,9 @@ def bootstrap_ci(
         confidence: Coverage, in (0, 1).
         resamples: Bootstrap resamples.
         rng: Random generator (default: seeded with 0).
+        strata: A label per value (e.g. the run it comes from): each resample draws
+            within every stratum as many values as it has, so each stratum keeps its
+            weight. ``None``: one stratum.
 
     """
     if not 0.0 < confidence < 1.0:
@@ -154,8 +164,15 @@ def bootstrap_ci(
     data = np.asarray(values, dtype=float)
     if data.size == 0:
         raise ValueError("no values")
+    labels = np.zeros(data.size, dtype=int) if strata is None else np.asarray(strata)
+    if labels.shape != data.shape:
+        raise ValueError(f"{labels.size} strata labels for {data.size} values")
     rng = rng if rng is not None else np.random.default_rng(0)
-    means = data[rng.integers(0, data.size, size=(resamples, data.size))].mean(axis=1)
+    sums = np.zeros(resamples)
+    for label in dict.fromkeys(labels.tolist()):
+        part = data[labels == label]
+        sums += part[rng.integers(0, part.size, size=(resamples, part.size))].sum(axis=1)
+    means = sums / data.size
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(means, [tail, 1.0 - tail])
     return float(low), float(high)
@@ -193,29 +210,79 @@ def paired_difference(
         ValueError: If either buffer is empty or they hold different tasks.
 
     """
-    if len(buffer) == 0 or len(baseline) == 0:
-        raise ValueError("cannot compare an empty buffer")
-    mine, theirs = buffer.group_by_task(), baseline.group_by_task()
-    if set(mine) != set(theirs):
-        only = sorted(set(mine) ^ set(theirs))[:3]
-        raise ValueError(f"the two evaluations hold different tasks (e.g. {only})")
-    tasks = list(theirs)
-    score = "similarity" if all("similarity" in t.metadata for t in buffer) else "tests_passed"
-    values = {
-        "success_rate": lambda g: np.mean([t.success for t in g]),
-        score: lambda g: np.mean([t.reward for t in g]),
-    }
-    out: dict[str, float] = {}
+    out = pooled_paired_difference(
+        [(buffer, baseline)], confidence=confidence, resamples=resamples, seed=seed
+    )
+    del out["num_runs"]
+    return out
+
+
+def pooled_paired_difference(
+    runs: Sequence[tuple[TrajectoryBuffer, TrajectoryBuffer]],
+    *,
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+) -> dict[str, float]:
+    """:func:`paired_difference` over several runs (e.g. seeds) of the same comparison.
+
+    Every (run, task) is one paired unit: the mean difference is over all of them, and
+    the bootstrap resamples tasks within each run (a stratified bootstrap), so a result
+    that holds across seeds gets the interval of the pooled tasks. Each run's method and
+    baseline must hold the same tasks; runs may differ in their tasks.
+
+    Args:
+        runs: ``(method's episodes, baseline's episodes)`` per run.
+        confidence: Coverage of the intervals.
+        resamples: Bootstrap resamples.
+        seed: Seed of the bootstrap.
+
+    Returns:
+        As :func:`paired_difference` (``num_tasks`` counts every run's tasks), plus
+        ``num_runs``.
+
+    Raises:
+        ValueError: If there is no run, a buffer is empty, or a run's two buffers hold
+            different tasks.
+
+    """
+    if not runs:
+        raise ValueError("no runs to pool")
+    diffs: dict[str, list[float]] = {}
+    strata: list[int] = []
+    gained = lost = 0
+    for run, (buffer, baseline) in enumerate(runs):
+        if len(buffer) == 0 or len(baseline) == 0:
+            raise ValueError("cannot compare an empty buffer")
+        mine, theirs = buffer.group_by_task(), baseline.group_by_task()
+        if set(mine) != set(theirs):
+            only = sorted(set(mine) ^ set(theirs))[:3]
+            where = f" in run {run}" if len(runs) > 1 else ""
+            raise ValueError(f"the two evaluations hold different tasks{where} (e.g. {only})")
+        score = "similarity" if all("similarity" in t.metadata for t in buffer) else "tests_passed"
+        values = {
+            "success_rate": lambda g: np.mean([t.success for t in g]),
+            score: lambda g: np.mean([t.reward for t in g]),
+        }
+        for name, of in values.items():
+            diffs.setdefault(name, []).extend(of(mine[t]) - of(theirs[t]) for t in theirs)
+        rate = values["success_rate"]
+        solved = [(rate(mine[t]), rate(theirs[t])) for t in theirs]
+        gained += sum(now > before for now, before in solved)
+        lost += sum(now < before for now, before in solved)
+        strata += [run] * len(theirs)
     rng = np.random.default_rng(seed)
-    for name, of in values.items():
-        diffs = np.array([of(mine[task]) - of(theirs[task]) for task in tasks], dtype=float)
-        low, high = bootstrap_ci(diffs, confidence=confidence, resamples=resamples, rng=rng)
-        out[f"{name}_diff"] = float(diffs.mean())
+    out: dict[str, float] = {}
+    for name, values_of_units in diffs.items():
+        data = np.asarray(values_of_units, dtype=float)
+        low, high = bootstrap_ci(
+            data, confidence=confidence, resamples=resamples, rng=rng, strata=strata
+        )
+        out[f"{name}_diff"] = float(data.mean())
         out[f"{name}_diff_ci_low"] = low
         out[f"{name}_diff_ci_high"] = high
-    solved = {task: values["success_rate"](mine[task]) for task in tasks}
-    solved_before = {task: values["success_rate"](theirs[task]) for task in tasks}
-    out["gained"] = float(sum(solved[t] > solved_before[t] for t in tasks))
-    out["lost"] = float(sum(solved[t] < solved_before[t] for t in tasks))
-    out["num_tasks"] = float(len(tasks))
+    out["gained"] = float(gained)
+    out["lost"] = float(lost)
+    out["num_tasks"] = float(len(strata))
+    out["num_runs"] = float(len(runs))
     return out

@@ -157,7 +157,10 @@ class SweetRLConfig(TrainingConfig):
             and when, and the answer's code is trained only through the context it
             answers in. With a small policy, DPO on pairs of answers moves the code (in
             one quick-config run, failures with every fact told rose from 25 to 34).
-            ``candidate_fraction`` is then a share of the question turns.
+            ``candidate_fraction`` is then a share of the question turns. Beware: the
+            decision to answer is then never trained, and a critic that favours more
+            questions teaches the policy to keep asking (on the quick config, 59 of 113
+            episodes ran out of turns without answering).
 
     """
 

@@ -227,6 +227,15 @@ def build_parser() -> argparse.ArgumentParser:
         "bench", help="Throughput benchmarks (options: 'sweetrl bench --help').", add_help=False
     )
 
+    text = "Pool comparisons of one config run with different seeds (paired, per task)."
+    pool = commands.add_parser("pool", help=text, description=text)
+    pool.set_defaults(handler=_pool)
+    pool.add_argument("runs", nargs="+", metavar="RUN_DIR", help="folders of 'sweetrl compare'")
+    pool.add_argument("--out", metavar="DIR", help="also write pooled.json and pooled.md here")
+    pool.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks of errors"
+    )
+
     configs = add("configs", _configs, "List the bundled configs, or show one resolved.")
     configs.add_argument("name", nargs="?", help="a config to show (with --set applied)")
     return parser
@@ -646,6 +655,17 @@ def _compare(args: argparse.Namespace) -> int:
         results = json.loads((out / "results.json").read_text(encoding="utf-8"))
         for line in compare_to_baseline(results):
             print(line)
+    return 0
+
+
+def _pool(args: argparse.Namespace) -> int:
+    from benchmarks.pool import pool_runs, render_pooled, write_pooled
+
+    pooled = pool_runs(args.runs)
+    print(render_pooled(pooled), end="")
+    if args.out:
+        write_pooled(pooled, args.out)
+        print(f"written: {Path(args.out) / 'pooled.md'}")
     return 0
 
 

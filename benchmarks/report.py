@@ -35,6 +35,7 @@ __all__ = [
     "format_table",
     "json_safe",
     "main_metric",
+    "paired_cell",
     "render_markdown",
     "write_plots",
     "write_report",
@@ -196,7 +197,7 @@ def format_table(results: Mapping[str, Any]) -> str:
             cells = [_with_interval(evaluation, metric) for metric in metrics]
         cells += [_DASH] * (len(titles) - len(cells))
         if paired:
-            cells.append(_paired_cell(entry.get("versus_base"), main))
+            cells.append(paired_cell(entry.get("versus_base"), main))
         rows.append([_label(name), *cells, trained_in])
     return "\n".join("| " + " | ".join(_cell(c) for c in row) + " |" for row in rows) + "\n"
 
@@ -457,7 +458,8 @@ def _signed(value: float, kind: str) -> str:
     return f"{value * 100:+.1f}" if kind == "percent" else f"{value:+.3f}"
 
 
-def _paired_cell(versus: Any, metric: str) -> str:
+def paired_cell(versus: Any, metric: str) -> str:
+    """Format a paired difference as ``+4.4 [-2.2, +11.5]`` (a dash when there is none)."""
     if not isinstance(versus, Mapping) or _number(versus.get(f"{metric}_diff")) is None:
         return _DASH
     kind = _KIND[metric]

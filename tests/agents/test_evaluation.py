@@ -99,3 +99,38 @@ def test_paired_difference_refuses_different_tasks():
         paired_difference(TrajectoryBuffer([fake("a", 1.0)]), TrajectoryBuffer([fake("b", 1.0)]))
     with pytest.raises(ValueError, match="empty"):
         paired_difference(TrajectoryBuffer(), TrajectoryBuffer([fake("b", 1.0)]))
+
+
+def test_pooled_difference_over_runs_is_tighter_and_keeps_each_run_whole():
+    from agents import paired_difference, pooled_paired_difference
+
+    def run(gain):  # 40 tasks; the method solves `gain` more than the base's 10
+        base = TrajectoryBuffer([fake(f"t{i}", 1.0 if i < 10 else 0.0) for i in range(40)])
+        method = TrajectoryBuffer([fake(f"t{i}", 1.0 if i < 10 + gain else 0.0) for i in range(40)])
+        return method, base
+
+    runs = [run(3), run(5), run(1)]
+    pooled = pooled_paired_difference(runs, seed=0)
+    assert pooled["success_rate_diff"] == pytest.approx(9 / 120)
+    assert pooled["num_tasks"] == 120 and pooled["num_runs"] == 3 and pooled["gained"] == 9
+    one = paired_difference(*runs[0], seed=0)
+    width = pooled["success_rate_diff_ci_high"] - pooled["success_rate_diff_ci_low"]
+    assert width < one["success_rate_diff_ci_high"] - one["success_rate_diff_ci_low"]
+    # One run pooled is the plain paired difference, interval and all.
+    alone = pooled_paired_difference(runs[:1], seed=0)
+    assert {k: v for k, v in alone.items() if k != "num_runs"} == one
+    with pytest.raises(ValueError, match="different tasks in run 1"):
+        pooled_paired_difference([run(1), (TrajectoryBuffer([fake("x", 1.0)]), runs[0][1])])
+    with pytest.raises(ValueError, match="no runs"):
+        pooled_paired_difference([])
+
+
+def test_stratified_bootstrap_draws_within_each_stratum():
+    values = [0.0] * 50 + [1.0] * 50
+    strata = [0] * 50 + [1] * 50
+    # Each resample keeps 50 zeros and 50 ones: the mean cannot move.
+    assert bootstrap_ci(values, strata=strata) == (0.5, 0.5)
+    low, high = bootstrap_ci(values)
+    assert low < 0.45 and high > 0.55
+    with pytest.raises(ValueError, match="strata"):
+        bootstrap_ci(values, strata=[0, 1])

@@ -1,5 +1,6 @@
 import json
 import re
+import shutil
 
 import pytest
 
@@ -64,6 +65,28 @@ def test_compare_smoke_end_to_end_and_resume(tmp_path, capsys):
     capsys.readouterr()
     code = main(["compare", "--config", "smoke", "--set", "data.train_tasks=3", "--out", str(out)])
     assert code != 0 and "another config" in capsys.readouterr().err
+
+    # Runs of the same config with other seeds pool (here a copy standing in for seed 1).
+    other = tmp_path / "smoke-seed-1"
+    shutil.copytree(out, other)
+    edited = json.loads((other / "results.json").read_text())
+    edited["config"]["seed"] = 1
+    (other / "results.json").write_text(json.dumps(edited))
+    capsys.readouterr()
+    assert main(["pool", str(out), str(other), "--out", str(tmp_path / "pooled")]) == 0
+    printed = capsys.readouterr().out
+    assert "Pooled over 2 runs (seeds 0, 1)" in printed and "| SWEET-RL |" in printed
+    pooled = json.loads((tmp_path / "pooled" / "pooled.json").read_text())
+    sweet = pooled["methods"]["sweet-rl"]["pooled"]
+    assert sweet["num_tasks"] == 8 and sweet["num_runs"] == 2
+    single = methods["sweet-rl"]["versus_base"]["success_rate_diff"]
+    assert sweet["success_rate_diff"] == pytest.approx(single)
+    assert "pooled" not in pooled["methods"]["warm-start"]
+    edited["config"]["data"]["train_tasks"] = 3
+    (other / "results.json").write_text(json.dumps(edited))
+    assert main(["pool", str(out), str(other)]) != 0
+    assert "differs in data.train_tasks" in capsys.readouterr().err
+    assert main(["pool", str(out)]) != 0 and "at least two runs" in capsys.readouterr().err
 
 
 def test_bundled_configs_load_and_bad_overrides_are_clear():
