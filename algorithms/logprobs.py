@@ -594,6 +594,18 @@ def _add_turns(
     return total, count
 
 
+def _prefix_forward(model: Any, prefix: torch.Tensor) -> Any:
+    """Run the shared prefix for its key/value states, projecting one position's logits.
+
+    Its logits are not used: ``logits_to_keep=1`` spares the output head (a vocabulary's
+    worth of numbers per position) where the model takes it; other models compute all.
+    """
+    try:
+        return model(input_ids=prefix, use_cache=True, logits_to_keep=1)
+    except TypeError:
+        return model(input_ids=prefix, use_cache=True)
+
+
 def shared_prefix_length(turns: TokenizedTurns) -> int:
     """Return how many leading tokens every row has in common before its first action.
 
@@ -634,8 +646,9 @@ def shared_prefix_turn_logprobs(model: Any, turns: TokenizedTurns) -> TurnLogPro
     turns = turns.to(device)
     states = None
     if length > 0:
-        prefix = turns.input_ids[:1, :length]
-        states = getattr(model(input_ids=prefix, use_cache=True), "past_key_values", None)
+        states = getattr(
+            _prefix_forward(model, turns.input_ids[:1, :length]), "past_key_values", None
+        )
     if states is None or not callable(getattr(states, "batch_repeat_interleave", None)):
         return turn_logprobs(model, turns)
     states.batch_repeat_interleave(len(turns))
