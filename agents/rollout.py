@@ -27,6 +27,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from agents.base import Agent, PrivilegedAgent
+from agents.description import describe_agent, description_differences
 from sweetrl_gym.jsonl_files import drop_truncated_tail
 from sweetrl_gym.processes import process_state
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn, append_jsonl
@@ -148,8 +149,11 @@ def collect(
     conversation's previous turn.
 
     Only agents whose ``privileged`` attribute is true receive the episodes'
-    ``info["reference"]``; the agent's ``last_prompts`` (the exact formatted prompts,
-    when it reports them) are recorded as each turn's ``prompt``.
+    ``info["reference"]``. Agents whose ``seeded_per_episode`` attribute is true also get
+    ``seeds=``, each conversation's episode seed, so that their own random choices, and
+    so the episodes, depend only on ``seed`` and the plan (not on ``num_envs`` or a
+    resume; :class:`~agents.RandomAgent` does this). The agent's ``last_prompts`` (the
+    exact formatted prompts, when it reports them) are recorded as each turn's ``prompt``.
 
     Args:
         env_id_or_envs: A registered id (``"ColBench-Backend-v0"``), or environments
@@ -345,14 +349,19 @@ def _collect(
         )
         # Shared: other processes read out too; only the main one repairs it (merge_parts).
         shared = shard is not None or not play
-        done = {} if out is None else _read_finished(out, resume, plan, envs[0], shared=shared)
+        agent_description = describe_agent(agent)
+        done = (
+            {}
+            if out is None
+            else _read_finished(out, resume, plan, envs[0], agent_description, shared=shared)
+        )
         todo = [episode for episode in plan if episode.index not in done]
         target = out
         if shard is not None:
             todo = todo[shard[0] :: shard[1]]
             if out is not None:
                 target = part_path(out, shard[0])
-                mine = _read_finished(target, resume, plan, envs[0])
+                mine = _read_finished(target, resume, plan, envs[0], agent_description)
                 done.update(mine)
                 todo = [episode for episode in todo if episode.index not in mine]
         if not play:
@@ -364,7 +373,8 @@ def _collect(
                     owned.append(gym.make(env_id_or_envs, split=split, **dict(env_kwargs or {})))
                 envs = owned
             with _Writer(target) as writer:
-                done.update(_run(envs, agent, todo, writer, progress, _env_name(env_id_or_envs)))
+                name = _env_name(env_id_or_envs)
+                done.update(_run(envs, agent, todo, writer, progress, name, agent_description))
     finally:
         for env in owned:
             env.close()
@@ -378,11 +388,13 @@ def _run(
     writer: _Writer,
     progress: bool,
     env_name: str,
+    agent_description: dict[str, Any],
 ) -> dict[int, Trajectory]:
     queue = list(reversed(todo))
     slots = [_Slot(env) for env in envs[: len(todo)]]
     finished: dict[int, Trajectory] = {}
     privileged = bool(getattr(agent, "privileged", False))
+    seeded = bool(getattr(agent, "seeded_per_episode", False))
     bar = tqdm(total=len(todo), desc="episodes", unit="ep", disable=not progress)
     # Each turn resends the whole conversation: an agent that can keep the states of what
     # it has already read (TransformersAgent.prefix_caching) computes only the new tokens.
@@ -396,10 +408,13 @@ def _run(
         while any(slot.episode is not None for slot in slots):
             active = [slot for slot in slots if slot.episode is not None]
             batch = [slot.info["messages"] for slot in active]
+            # An agent with its own randomness draws it from each episode's seed: the
+            # episodes then do not depend on num_envs, batch order or a resume.
+            seeds = {"seeds": [slot.episode.seed for slot in active]} if seeded else {}
             if privileged:
-                replies = agent.act(batch, [slot.info["reference"] for slot in active])
+                replies = agent.act(batch, [slot.info["reference"] for slot in active], **seeds)
             else:
-                replies = agent.act(batch)
+                replies = agent.act(batch, **seeds)
             _check_replies(replies, len(batch), agent)
             prompts = getattr(agent, "last_prompts", None)
             if not isinstance(prompts, list) or len(prompts) != len(batch):
@@ -418,7 +433,7 @@ def _run(
                 )
                 slot.info = info
                 if terminated or truncated:
-                    trajectory = _trajectory(slot, env_name)
+                    trajectory = _trajectory(slot, env_name, agent_description)
                     writer.write(trajectory)
                     finished[slot.episode.index] = trajectory
                     bar.update(1)
@@ -436,7 +451,7 @@ def _start(slot: _Slot, episode: Episode) -> None:
     slot.episode, slot.info, slot.turns = episode, info, []
 
 
-def _trajectory(slot: _Slot, env_name: str) -> Trajectory:
+def _trajectory(slot: _Slot, env_name: str, agent_description: dict[str, Any]) -> Trajectory:
     info, episode = slot.info, slot.episode
     final = slot.turns[-1]
     metadata = {
@@ -445,6 +460,7 @@ def _trajectory(slot: _Slot, env_name: str) -> Trajectory:
         "sample": episode.sample,
         "seed": episode.seed,
         "env": env_name,
+        "agent": agent_description,
     }
     for key in ("tests_passed", "tests_total", "turn_limit_reached", "similarity"):
         if key in info:
@@ -515,7 +531,13 @@ def _env_name(source: object) -> str:
 
 
 def _read_finished(
-    out: str | Path, resume: bool, plan: list[Episode], env: gym.Env, *, shared: bool = False
+    out: str | Path,
+    resume: bool,
+    plan: list[Episode],
+    env: gym.Env,
+    agent_description: dict[str, Any],
+    *,
+    shared: bool = False,
 ) -> dict[int, Trajectory]:
     """Read the finished episodes of ``out``; ``shared``: other processes read it too."""
     path = Path(out)
@@ -543,6 +565,13 @@ def _read_finished(
                 f"{path} holds episode {index} of task {trajectory.task_id!r}, which this "
                 "plan does not have: resume with the same arguments (tasks, num_episodes, "
                 "samples_per_task, seed) or write to another file"
+            )
+        recorded = trajectory.metadata.get("agent")
+        if isinstance(recorded, dict) and recorded != agent_description:
+            raise ValueError(
+                f"{path} holds episodes of another agent or other settings ("
+                + "; ".join(description_differences(recorded, agent_description))
+                + "): resume with the same agent, or write to another file"
             )
         finished[index] = trajectory
     return finished

@@ -104,7 +104,9 @@ class RandomAgent:
 
     Each turn it answers with probability ``answer_probability`` (always on the last
     turn); otherwise it asks one of a fixed list of generic clarification questions.
-    Its answer is a stub with the stated signature that returns ``None``.
+    Its answer is a stub with the stated signature that returns ``None``. In
+    :func:`~agents.collect` each episode's choices come from its own seed, so an episode
+    is the same whatever ``num_envs`` and after a resume.
 
     Args:
         answer_probability: Chance of answering on each turn before the last.
@@ -113,29 +115,52 @@ class RandomAgent:
 
     """
 
+    seeded_per_episode = True
+
     def __init__(self, answer_probability: float = 0.2, max_turns: int = 10, seed: int = 0):
         if not 0.0 <= answer_probability <= 1.0:
             raise ValueError(f"answer_probability must be in [0, 1], got {answer_probability}")
         self.answer_probability = answer_probability
         self.max_turns = max_turns
+        self.seed = seed
         self._rng = random.Random(seed)
 
-    def act(self, batch: Sequence[Sequence[Message]]) -> list[str]:
-        """Ask a random question or answer, for every conversation."""
-        return [self._next(messages) for messages in batch]
+    def act(
+        self, batch: Sequence[Sequence[Message]], seeds: Sequence[int] | None = None
+    ) -> list[str]:
+        """Ask a random question or answer, for every conversation.
 
-    def _next(self, messages: Sequence[Message]) -> str:
-        turn = sum(1 for m in messages if m.get("role") == "assistant")
-        if turn >= self.max_turns - 1 or self._rng.random() < self.answer_probability:
+        Args:
+            batch: One conversation per episode.
+            seeds: Each conversation's episode seed; without them the choices come from
+                one generator, in call order.
+
+        """
+        if seeds is None:
+            return [self._next(messages, self._rng) for messages in batch]
+        if len(seeds) != len(batch):
+            raise ValueError(f"{len(seeds)} seeds for {len(batch)} conversations")
+        return [
+            self._next(messages, random.Random(f"{self.seed}:{seed}:{_turn(messages)}"))
+            for messages, seed in zip(batch, seeds)
+        ]
+
+    def _next(self, messages: Sequence[Message], rng: random.Random) -> str:
+        if _turn(messages) >= self.max_turns - 1 or rng.random() < self.answer_probability:
             return _stub_answer(messages)
-        return self._rng.choice(_GENERIC_QUESTIONS)
+        return rng.choice(_GENERIC_QUESTIONS)
+
+
+def _turn(messages: Sequence[Message]) -> int:
+    return sum(1 for m in messages if m.get("role") == "assistant")
 
 
 class HumanAgent:
     """A person plays the agent from the terminal (``sweetrl play``).
 
     Shows each new message of the conversation, then reads the reply: lines until an
-    empty line. Start the reply with ``I WANT TO ANSWER:`` to submit code.
+    empty line. Start the reply with ``I WANT TO ANSWER:`` to submit code; code ends
+    with two empty lines in a row, so it may hold single blank lines.
 
     Args:
         input_fn: Reads one line (default: the builtin ``input``).
@@ -166,7 +191,10 @@ class HumanAgent:
         return replies
 
     def _read(self) -> str:
-        self._print(f"Your message (end with an empty line; '{ANSWER_MARKER}' submits code):")
+        self._print(
+            f"Your message (end with an empty line; '{ANSWER_MARKER}' submits code, "
+            "which ends with two empty lines so that it may hold blank lines):"
+        )
         lines: list[str] = []
         while True:
             try:
@@ -176,9 +204,13 @@ class HumanAgent:
                     break
                 raise EOFError("no input: the terminal closed before a message") from None
             if not line.strip() and lines:
-                break
+                code = lines[0].lstrip().startswith(ANSWER_MARKER)
+                if not code or not lines[-1].strip():  # code: a second empty line in a row
+                    break
             if line.strip() or lines:
                 lines.append(line)
+        while lines and not lines[-1].strip():
+            lines.pop()
         return "\n".join(lines)
 
     def _print(self, text: str) -> None:

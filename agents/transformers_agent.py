@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from agents.base import Message
@@ -16,44 +16,12 @@ from sweetrl_gym.local_lm import (
     generate_texts,
     place_model,
 )
+from sweetrl_gym.messages import validate_messages
 
-__all__ = ["TransformersAgent", "validate_conversation"]
+__all__ = ["TransformersAgent"]
 
 _SEED_STRIDE = 1_000_003  # spreads per-call seeds of nearby agent seeds apart
 _SEED_MOD = 2**63 - 1
-
-
-def validate_conversation(messages: Any, index: int) -> list[dict[str, str]]:
-    """Check one conversation and return it as a list of plain ``{role, content}`` dicts.
-
-    Args:
-        messages: The conversation, an OpenAI-format message list.
-        index: Its position in the batch (named in the error).
-
-    Raises:
-        ValueError: If it is not a list of dicts with string ``role`` and ``content``.
-
-    """
-    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
-        raise ValueError(
-            f"conversation {index} must be a list of {{'role', 'content'}} dicts, "
-            f"got {type(messages).__name__}"
-        )
-    out = []
-    for position, message in enumerate(messages):
-        if not isinstance(message, Mapping) or not isinstance(message.get("role"), str):
-            raise ValueError(
-                f"conversation {index}, message {position} must be a dict with a str 'role' "
-                f"and 'content', got {message!r:.80}"
-            )
-        content = message.get("content")
-        if not isinstance(content, str):
-            raise ValueError(
-                f"conversation {index}, message {position} ({message['role']}) has "
-                f"{type(content).__name__} content; expected str"
-            )
-        out.append({"role": message["role"], "content": content})
-    return out
 
 
 class TransformersAgent:
@@ -94,6 +62,9 @@ class TransformersAgent:
         last_prompts: The chat-templated prompt of each conversation of the last ``act``.
         stats: What generation has cost so far (sequences, prompt, reused and
             generated tokens, seconds in ``model.generate``).
+        streamer: ``None``, or a transformers streamer (``TextStreamer``) that shows a
+            reply as it is generated, when one conversation is played at a time
+            (``sweetrl play`` sets one).
 
     """
 
@@ -125,6 +96,7 @@ class TransformersAgent:
         self.name = str(getattr(model, "name_or_path", "") or type(model).__name__)
         self.last_prompts: list[str] = []
         self.stats = GenerationStats()
+        self.streamer: Any = None
         self._calls = 0
         self._prefix_cache: PrefixCache | None = None
 
@@ -164,11 +136,13 @@ class TransformersAgent:
             The prompt strings, ending with the assistant generation prompt.
 
         Raises:
-            ValueError: If a conversation is not a list of ``{role, content}`` dicts.
+            TypeError, ValueError: If a conversation is not a non-empty list of
+                ``{role, content}`` dicts with string contents.
 
         """
         return [
-            self._format(validate_conversation(messages, i)) for i, messages in enumerate(batch)
+            self._format(validate_messages(messages, where=f"conversation {i}", text_only=True))
+            for i, messages in enumerate(batch)
         ]
 
     def _format(self, messages: list[dict[str, str]]) -> str:
@@ -248,6 +222,7 @@ class TransformersAgent:
             else (self.seed * _SEED_STRIDE + self._calls) % _SEED_MOD,
             prefix_cache=cache,
             stats=self.stats,
+            streamer=self.streamer if len(prompts) * n == 1 else None,
         )
         return [flat[i * n : (i + 1) * n] for i in range(len(prompts))]
 

@@ -38,7 +38,14 @@ from algorithms.losses import (
 )
 from algorithms.models import ValueHeadModel
 from algorithms.multiturn_dpo import MultiTurnDPO, MultiTurnDPOConfig
-from algorithms.pairs import TrajectoryPair, TurnPair, split_pairs, trajectory_pairs, turn_pairs
+from algorithms.pairs import (
+    TrajectoryPair,
+    TurnPair,
+    preference_dataset,
+    split_pairs,
+    trajectory_pairs,
+    turn_pairs,
+)
 from algorithms.rejection_ft import RejectionFT, RejectionFTConfig, select_trajectories
 from algorithms.sweet_rl import SweetRL, SweetRLConfig
 
@@ -83,6 +90,7 @@ __all__ = [
     "full_state_dict",
     "last_turn_scores",
     "map_sharded",
+    "preference_dataset",
     "select_trajectories",
     "sft_loss",
     "soft_update",

@@ -22,7 +22,7 @@ from algorithms.batches import Dialogue, split_by_lengths
 from algorithms.callbacks import Callback
 from algorithms.config import TrainingConfig
 from algorithms.distributed import full_state_dict, is_main_process, map_sharded, wait
-from algorithms.logger import MetricsLogger
+from algorithms.logger import MetricsLogger, check_trackers
 from algorithms.logprobs import TokenizedTurns, encode_dialogues, encode_turns, turn_logprobs
 from algorithms.lora import (
     POLICY_ADAPTER,
@@ -42,7 +42,7 @@ __all__ = ["Algorithm"]
 _FORMAT = "sweetrl-gym/algorithm/v1"
 _AGENT_SETTINGS = ("system_prompt", "temperature", "top_p", "max_new_tokens", "batch_size", "seed")
 # Settings that change where or how visibly a run happens, not what it computes.
-_RUN_ONLY_SETTINGS = ("output_dir", "progress", "save_steps", "logging_steps")
+_RUN_ONLY_SETTINGS = ("output_dir", "progress", "save_steps", "logging_steps", "report_to")
 
 
 class Algorithm(ABC):
@@ -186,7 +186,12 @@ class Algorithm(ABC):
             resume=resume,
             is_main=is_main_process(),
         )
-        logger = MetricsLogger(run.tensorboard_dir, enabled=run.is_main)
+        logger = MetricsLogger(
+            run.tensorboard_dir,
+            enabled=run.is_main,
+            trackers=check_trackers(self.config.report_to),
+            config={"algorithm": self.name, **self.config.to_dict()},
+        )
         trainer = Trainer(self.config, run, logger, self.callbacks, self, self.policy.model)
         if self.config.lora_rank and trainer.accelerator.distributed_type.value == "FSDP":
             logger.close()

@@ -11,9 +11,12 @@ import dataclasses
 import difflib
 import json
 import math
+import typing
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, TypeVar
+
+from sweetrl_gym.setting_types import describe_type, matches_type
 
 __all__ = ["MIXED_PRECISION_MODES", "TrainingConfig", "resolve_mixed_precision"]
 
@@ -56,6 +59,9 @@ class TrainingConfig:
         save_steps: Optimizer steps between checkpoints within a stage (``0``: only at
             the end of each stage). Needs ``output_dir``.
         logging_steps: Optimizer steps between logged metrics.
+        report_to: Where metrics go besides memory: ``"tensorboard"`` (default; under
+            ``output_dir``), ``"wandb"``, ``"mlflow"``, ``"trackio"`` or any other
+            ``accelerate.tracking`` tracker (installed), a list of them, or ``"none"``.
         progress: Show progress bars.
         lora_rank: Train LoRA adapters of this rank (``peft``, the ``lora`` extra) on a
             frozen base instead of every weight; ``0``: full fine-tuning. A critic
@@ -86,6 +92,7 @@ class TrainingConfig:
     output_dir: str | None = None
     save_steps: int = 50
     logging_steps: int = 1
+    report_to: str | tuple[str, ...] = "tensorboard"
     progress: bool = True
     lora_rank: int = 0
     lora_alpha: float = 32.0
@@ -94,6 +101,7 @@ class TrainingConfig:
     save_merged: bool = False
 
     def __post_init__(self) -> None:
+        self._check_types()
         for item in fields(self):
             value = getattr(self, item.name)
             if isinstance(value, float) and not math.isfinite(value):
@@ -112,8 +120,22 @@ class TrainingConfig:
             raise ValueError(f"lora_dropout must be < 1, got {self.lora_dropout}")
         if not isinstance(self.lora_target_modules, str):
             object.__setattr__(self, "lora_target_modules", tuple(self.lora_target_modules))
+        if not isinstance(self.report_to, str):
+            object.__setattr__(self, "report_to", tuple(self.report_to))
+        from algorithms.logger import check_trackers
+
+        check_trackers(self.report_to)
         if self.output_dir is not None:
             object.__setattr__(self, "output_dir", str(self.output_dir))
+
+    def _check_types(self) -> None:
+        # Settings often arrive as text (TOML overrides, JSON): a wrong type must fail
+        # here, by name, not as "'>' not supported between 'str' and 'int'" mid-training.
+        hints = typing.get_type_hints(type(self))
+        for item in fields(self):
+            value, hint = getattr(self, item.name), hints.get(item.name, Any)
+            if not matches_type(value, hint):
+                raise ValueError(f"{item.name} must be {describe_type(hint)}, got {value!r}")
 
     def _check_positive(self, *names: str) -> None:
         for name in names:

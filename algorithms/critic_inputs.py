@@ -13,8 +13,9 @@ import string
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from agents.transformers_agent import TransformersAgent, validate_conversation
+from agents.transformers_agent import TransformersAgent
 from sweetrl_gym.local_lm import chat_prompt
+from sweetrl_gym.messages import validate_messages
 from sweetrl_gym.trajectory import Turn
 
 __all__ = ["REFERENCE_HINT", "critic_prompt", "critic_prompts"]
@@ -74,7 +75,7 @@ def critic_prompt(
         where: Names the turn in error messages.
 
     """
-    messages = validate_conversation(turn.messages, 0)
+    messages = validate_messages(turn.messages, where="the turn's messages", text_only=True)
     system = policy.system_prompt
     if messages and messages[0]["role"] == "system":  # the conversation brings its own
         system, messages = messages[0]["content"], messages[1:]

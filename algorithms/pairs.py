@@ -9,12 +9,20 @@ from __future__ import annotations
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer
 
-__all__ = ["TrajectoryPair", "TurnPair", "split_pairs", "trajectory_pairs", "turn_pairs"]
+__all__ = [
+    "TrajectoryPair",
+    "TurnPair",
+    "preference_dataset",
+    "split_pairs",
+    "trajectory_pairs",
+    "turn_pairs",
+]
 
 
 @dataclass(frozen=True)
@@ -160,3 +168,70 @@ def turn_pairs(
         )
         for i in sorted(picked)
     ]
+
+
+def preference_dataset(pairs: Sequence[TurnPair | TrajectoryPair], policy: Any = None) -> Any:
+    """Export pairs as a TRL preference dataset (``prompt``, ``chosen``, ``rejected``).
+
+    SWEET-RL's turn pairs (:meth:`algorithms.SweetRL.candidate_pairs`) and Multi-turn
+    DPO's trajectory pairs (:func:`trajectory_pairs`) become rows that TRL's
+    ``DPOTrainer`` trains on, so one can train on our data with TRL.
+
+    Args:
+        pairs: Turn pairs or trajectory pairs.
+        policy: ``None``: TRL's conversational format (message lists; TRL applies the
+            model's chat template). A :class:`~agents.TransformersAgent`: its exact
+            prompt strings, system prompt included (TRL's standard format: the text our
+            own trainers score). Trajectory pairs are conversational only.
+
+    Returns:
+        A ``datasets.Dataset``. A turn pair's row: the turn's context, then one
+        assistant message each. A trajectory pair's row: the chat up to the first agent
+        message (the task's request), then each episode's rest of the chat. TRL then
+        scores every token of that rest, the human's replies included, where Multi-turn
+        DPO scores the agent's turns only.
+
+    Raises:
+        TypeError: A pair of another kind, or trajectory pairs with a ``policy``.
+        ModuleNotFoundError: Without the ``datasets`` package.
+
+    """
+    from datasets import Dataset
+
+    rows = []
+    for index, pair in enumerate(pairs):
+        if isinstance(pair, TurnPair):
+            rows.append(_turn_row(pair, policy))
+        elif isinstance(pair, TrajectoryPair):
+            if policy is not None:
+                raise TypeError("trajectory pairs export in the conversational format only")
+            rows.append(_trajectory_row(pair))
+        else:
+            raise TypeError(
+                f"pair {index} is a {type(pair).__name__}, not a TurnPair/TrajectoryPair"
+            )
+    return Dataset.from_list(rows)
+
+
+def _turn_row(pair: TurnPair, policy: Any) -> dict[str, Any]:
+    if policy is not None:
+        (prompt,) = policy.format_prompts([list(pair.messages)])
+        return {"prompt": prompt, "chosen": pair.chosen, "rejected": pair.rejected}
+    return {
+        "prompt": [dict(m) for m in pair.messages],
+        "chosen": [{"role": "assistant", "content": pair.chosen}],
+        "rejected": [{"role": "assistant", "content": pair.rejected}],
+    }
+
+
+def _trajectory_row(pair: TrajectoryPair) -> dict[str, Any]:
+    def split(messages: list[dict[str, str]]) -> int:
+        return next((i for i, m in enumerate(messages) if m["role"] == "assistant"), len(messages))
+
+    chosen, rejected = pair.chosen.messages, pair.rejected.messages
+    start = split(chosen)
+    return {
+        "prompt": [dict(m) for m in chosen[:start]],
+        "chosen": [dict(m) for m in chosen[start:]],
+        "rejected": [dict(m) for m in rejected[split(rejected) :]],
+    }

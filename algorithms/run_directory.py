@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
+
+from sweetrl_gym.atomic_write import write_atomically
 
 __all__ = ["RunDirectory", "fingerprint"]
 
@@ -38,9 +39,8 @@ def fingerprint(parts: Iterable[Any]) -> str:
 
 
 def _write_json(path: Path, data: Any) -> None:
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    os.replace(temporary, path)
+    text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+    write_atomically(path, lambda temporary: temporary.write_text(text))
 
 
 class RunDirectory:

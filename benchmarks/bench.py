@@ -34,15 +34,15 @@ import importlib.util
 import io
 import json
 import os
-import platform
 import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
-from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from benchmarks.machine import describe_machine, machine_line
 
 __all__ = [
     "BENCHMARKS",
@@ -144,58 +144,6 @@ class Skip(Exception):
 
 
 # -- 1. The machine -------------------------------------------------------------------------
-
-
-def describe_machine() -> dict[str, Any]:
-    """Describe this machine: CPU model, cores, RAM, GPU, OS, Python and library versions."""
-    cpu = platform.processor() or platform.machine()
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    memory_gib = None
-    with contextlib.suppress(OSError, ValueError, IndexError):
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                memory_gib = round(int(line.split()[1]) / 2**20, 1)
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    machine: dict[str, Any] = {
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "usable_cores": usable,
-        "memory_gib": memory_gib,
-        "gpu": None,
-        "os": platform.platform(),
-        "python": platform.python_version(),
-    }
-    import torch
-
-    if torch.cuda.is_available():
-        props = torch.cuda.get_device_properties(0)
-        machine["gpu"] = f"{props.name}, {props.total_memory / 2**30:.0f} GiB"
-        machine["gpu_count"] = torch.cuda.device_count()
-    machine["torch_threads"] = torch.get_num_threads()
-    versions = {}
-    for package in ("sweetrl-gym", "torch", "transformers", "trl", "playwright"):
-        with contextlib.suppress(metadata.PackageNotFoundError):
-            versions[package] = metadata.version(package)
-    machine["versions"] = versions
-    return machine
-
-
-def machine_line(machine: dict[str, Any]) -> str:
-    """Return the machine description as one line of text."""
-    cores = f"{machine['cores']} cores"
-    if machine.get("usable_cores") not in (None, machine["cores"]):
-        cores += f" ({machine['usable_cores']} usable)"
-    memory = f", {machine['memory_gib']} GiB RAM" if machine.get("memory_gib") else ""
-    gpu = machine.get("gpu") or "no GPU"
-    versions = ", ".join(f"{name} {version}" for name, version in machine["versions"].items())
-    return (
-        f"{machine['cpu']}, {cores}{memory}, {gpu}; {machine['os']}; "
-        f"Python {machine['python']}; {versions}"
-    )
 
 
 def _processes() -> dict[int, tuple[int, float]] | None:

@@ -96,6 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"unrecognized arguments: {' '.join(extra)} (see 'sweetrl {args.command} --help')"
             )
         debug = bool(getattr(args, "debug", False))
+        if getattr(args, "no_progress", False):
+            _silence_library_progress_bars()
         if "LOCAL_RANK" in os.environ:  # started by accelerate launch / torchrun
             # Fix the process state before any model is placed (PartialState() alone
             # would take a CPU run for a single process).
@@ -121,6 +123,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         _say_error(describe_error(err))
         return 1
+
+
+def _silence_library_progress_bars() -> None:
+    """Make ``--no-progress`` hold for transformers' and huggingface_hub's own bars too."""
+    from huggingface_hub.utils import disable_progress_bars
+    from transformers.utils import logging as transformers_logging
+
+    disable_progress_bars()  # downloads
+    transformers_logging.disable_progress_bar()  # "Loading weights", "Writing model shards"
 
 
 def describe_error(err: BaseException) -> str:
@@ -172,6 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="which task (default: 0)",
     )
     play.add_argument("--split", choices=("train", "test"), default="test")
+    # Without a config, a local model's reply stops at 256 tokens (the paper's 1,024
+    # take minutes on a laptop CPU); a config or --set policy.max_new_tokens=N decides.
+    play.set_defaults(defaults_toml="[policy]\nmax_new_tokens = 256\n")
     play.add_argument(
         "--screenshots", metavar="DIR", help="frontend: keep the page screenshots here"
     )
@@ -336,8 +350,12 @@ def _method_list(text: str) -> list[str]:
 # -- config and agents ------------------------------------------------------------------
 
 
-def _load(args: argparse.Namespace) -> dict[str, Any]:
-    """Read the config the arguments name: file, then ``--set``, then the shorthand flags."""
+def _load(args: argparse.Namespace, algo: str | None = None) -> dict[str, Any]:
+    """Read the config the arguments name: file, then ``--set``, then the shorthand flags.
+
+    Every setting is checked before any work, the algorithms' ones against their config
+    classes (``algo``: one more to check, for ``sweetrl train``).
+    """
     overrides = list(args.overrides)
     for dest, key in args.flag_keys.items():
         value = getattr(args, dest, None)
@@ -348,15 +366,20 @@ def _load(args: argparse.Namespace) -> dict[str, Any]:
     if args.no_progress:
         overrides.append("training.progress=false")
     name = args.config or getattr(args, "default_config", None)
+    from benchmarks.compare import check_training_settings
+
     try:
         if name is not None:
-            return load_config(name, overrides)
-        with tempfile.TemporaryDirectory() as folder:  # no config: the defaults, checked
-            empty = Path(folder) / "defaults.toml"
-            empty.write_text("")
-            return load_config(empty, overrides)
-    except (ConfigError, FileNotFoundError) as err:
+            config = load_config(name, overrides)
+        else:
+            with tempfile.TemporaryDirectory() as folder:  # no config: the defaults, checked
+                defaults = Path(folder) / "defaults.toml"
+                defaults.write_text(getattr(args, "defaults_toml", ""))
+                config = load_config(defaults, overrides)
+        check_training_settings(config, [algo] if algo else [])
+    except (ValueError, FileNotFoundError) as err:  # ConfigError is a ValueError
         raise UsageError(str(err)) from err
+    return config
 
 
 def _with_model(config: dict[str, Any], model: str) -> dict[str, Any]:
@@ -398,9 +421,10 @@ def make_agent(
         if not (getattr(args, "openai_url", None) and getattr(args, "openai_model", None)):
             raise UsageError("--agent openai needs --openai-url and --openai-model")
         prompt = agents.FRONTEND_AGENT_PROMPT if frontend else agents.BACKEND_AGENT_PROMPT
+        from sweetrl_gym.chat_api import ChatClient
+
         return agents.OpenAIAgent(
-            args.openai_url,
-            args.openai_model,
+            ChatClient(args.openai_url, args.openai_model),
             system_prompt=prompt,
             temperature=temperature,
             max_tokens=config["policy"]["max_new_tokens"],
@@ -456,8 +480,11 @@ def _play(args: argparse.Namespace) -> int:
         )
         if not human:
             print(format_dialogue(info["messages"]), end="", flush=True)
+        streaming = not human and _stream_replies(agent)
         done = False
         while not done:
+            if streaming:
+                print("[AGENT] ", end="", flush=True)  # the reply follows as it is generated
             if getattr(agent, "privileged", False):
                 (reply,) = agent.act([info["messages"]], [info["reference"]])
             else:
@@ -466,7 +493,9 @@ def _play(args: argparse.Namespace) -> int:
             _, reward, terminated, truncated, info = env.step(reply)
             done = terminated or truncated
             new = info["messages"][shown:]  # the agent's message, then the human's reply
-            if not human:
+            if streaming:
+                print()
+            elif not human:
                 print(format_dialogue(new[:1]), end="")
             if info.get("screenshot"):
                 print(f"[screenshot of the agent's page] {info['screenshot']}")
@@ -477,7 +506,34 @@ def _play(args: argparse.Namespace) -> int:
     if human:
         print()  # piped input leaves the last prompt without a line end
     print(f"=== reward {reward:.2f}: {_outcome(info)}")
+    for line in _failed_tests(info.get("test_report") or {}):
+        print(line)
     return 0
+
+
+def _failed_tests(report: dict[str, Any], shown: int = 5) -> list[str]:
+    """Say why a wrong answer failed: the answer's error, or the first failed tests."""
+    if report.get("answer_error"):
+        return [f"the answer failed before any test ran: {report['answer_error']}"]
+    failed = [r for r in report.get("results", []) if not r["passed"]]
+    lines = [
+        f"  {r['expression']}: {r['status'].replace('_', ' ')}; expected {r['expected']}, "
+        f"got {r['got']}"
+        for r in failed[:shown]
+    ]
+    if len(failed) > shown:
+        lines.append(f"  ... and {len(failed) - shown} more")
+    return ["failed tests:", *lines] if lines else []
+
+
+def _stream_replies(agent: Any) -> bool:
+    """Show a local model's replies token by token (a reply can take a while on a CPU)."""
+    if not hasattr(agent, "streamer") or getattr(agent, "tokenizer", None) is None:
+        return False
+    from transformers import TextStreamer
+
+    agent.streamer = TextStreamer(agent.tokenizer, skip_prompt=True, skip_special_tokens=True)
+    return True
 
 
 def _outcome(info: dict[str, Any]) -> str:
@@ -498,6 +554,17 @@ def _outcome(info: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def _task_count(requested: int, available: int, split: str) -> int:
+    """Return how many tasks to play: as asked, or all there are (and say so)."""
+    if requested > available and _is_main():
+        print(
+            f"note: {requested} tasks asked for, but the {split} split has {available}: "
+            f"playing all {available}",
+            file=sys.stderr,
+        )
+    return min(requested, available)
+
+
 def _collect(args: argparse.Namespace) -> int:
     from agents import collect, summarize
     from benchmarks.compare import env_kwargs
@@ -505,7 +572,7 @@ def _collect(args: argparse.Namespace) -> int:
     config = _load(args)
     data = config["data"]
     kwargs = env_kwargs(config, args.split)
-    num_tasks = min(data["train_tasks"], len(kwargs["tasks"]))
+    num_tasks = _task_count(data["train_tasks"], len(kwargs["tasks"]), args.split)
     agent = make_agent(args.agent, config, args, evaluation=False)
     out = Path(args.out)
     try:
@@ -537,8 +604,7 @@ def _train(args: argparse.Namespace) -> int:
     from benchmarks.compare import fit_method, process_state
     from sweetrl_gym import TrajectoryBuffer
 
-    config = _load(args)
-    _check_training_settings(args.algo, config)
+    config = _load(args, algo=args.algo)
     path = Path(args.buffer)
     if not path.is_file():
         raise FileNotFoundError(
@@ -573,16 +639,6 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _check_training_settings(algo: str, config: dict[str, Any]) -> None:
-    """Refuse unknown or invalid ``[training]``/``[methods.ALGO]`` settings before any work."""
-    from benchmarks.compare import check_training_settings
-
-    try:
-        check_training_settings(config, [algo])
-    except ValueError as err:
-        raise UsageError(str(err)) from err
-
-
 def _is_main() -> bool:
     """Whether this is the main process (the only one under no launcher)."""
     from sweetrl_gym.processes import process_state
@@ -597,7 +653,7 @@ def _eval(args: argparse.Namespace) -> int:
     config = _load(args)
     settings = config["eval"]
     kwargs = env_kwargs(config, args.split)
-    num_tasks = min(settings["test_tasks"], len(kwargs["tasks"]))
+    num_tasks = _task_count(settings["test_tasks"], len(kwargs["tasks"]), args.split)
     agent = make_agent(args.agent, config, args, evaluation=True)
     metrics = evaluate(
         agent,
@@ -634,13 +690,9 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from benchmarks.compare import check_training_settings, run_comparison
+    from benchmarks.compare import run_comparison
 
     config = _load(args)
-    try:
-        check_training_settings(config, config["methods"]["run"])
-    except ValueError as err:
-        raise UsageError(str(err)) from err
     out = Path(args.out or Path("runs") / "compare" / config["name"])
     run_comparison(config, out, progress=not args.no_progress)
     if not _is_main():

@@ -270,10 +270,11 @@ def env_kwargs(config: Mapping[str, Any], split: str) -> dict[str, Any]:
             source, split=split, difficulty=difficulty, families=families
         )
     if env["simulator"] == "openai":
+        from sweetrl_gym.chat_api import ChatClient
         from sweetrl_gym.simulators import OpenAISimulator, OpenAIVisionSimulator
 
         kind = OpenAIVisionSimulator if env["id"] == _FRONTEND else OpenAISimulator
-        kwargs["simulator"] = kind(env["simulator_base_url"], env["simulator_model"])
+        kwargs["simulator"] = kind(ChatClient(env["simulator_base_url"], env["simulator_model"]))
     return kwargs
 
 
@@ -287,12 +288,16 @@ def task_set_hash(tasks: list[Any]) -> str:
     return digest.hexdigest()
 
 
-def check_training_settings(config: Mapping[str, Any], names: Iterable[str]) -> None:
+def check_training_settings(config: Mapping[str, Any], names: Iterable[str] = ()) -> None:
     """Refuse unknown or invalid ``[training]``/``[methods.NAME]`` settings before any work.
+
+    Every algorithm the config runs or configures is checked (a typo in
+    ``[methods.archer]`` fails now even when ArCHer is not run), plus the warm start.
 
     Args:
         config: The whole comparison config.
-        names: Algorithms to check (``"zero-shot"`` is skipped).
+        names: Further algorithms to check (``sweetrl train --algo``); ``"zero-shot"``
+            is skipped.
 
     Raises:
         ValueError: Naming the algorithm and the setting.
@@ -301,13 +306,11 @@ def check_training_settings(config: Mapping[str, Any], names: Iterable[str]) -> 
     from algorithms import Algorithm
     from benchmarks.experiment_config import warm_start_settings
 
+    methods = config["methods"]
+    named = [*config["methods"]["run"], *(k for k in methods if k != "run"), *names]
     checks = [
-        (
-            name,
-            f"[training] or [methods.{name}]",
-            {**config["training"], **config["methods"].get(name, {})},
-        )
-        for name in names
+        (name, f"[training] or [methods.{name}]", {**config["training"], **methods.get(name, {})})
+        for name in dict.fromkeys(named)
         if name != "zero-shot"
     ]
     if config["warm_start"]["demonstrator"]:
@@ -470,7 +473,7 @@ def run_comparison(
 
     state = process_state()
     out = Path(out)
-    check_training_settings(config, config["methods"]["run"])
+    check_training_settings(config)
     _claim(out, config)
     progress = progress and state.is_main_process
     say = print if progress else (lambda *_: None)

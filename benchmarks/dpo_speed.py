@@ -23,7 +23,6 @@ import argparse
 import importlib.util
 import math
 import os
-import platform
 import random
 import tempfile
 import time
@@ -35,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from algorithms.pairs import TurnPair
+from benchmarks.machine import describe_machine
 from benchmarks.output import emit_result
 
 _RESULTS = Path(__file__).parent / "results" / "dpo_speed.json"
@@ -276,13 +276,12 @@ def _train_ours(policy: Any, pairs: list[TurnPair], s: dict[str, Any]) -> dict[s
 
 
 def _train_trl(policy: Any, pairs: list[TurnPair], s: dict[str, Any]) -> dict[str, Any]:
-    from datasets import Dataset
     from transformers import PrinterCallback
     from trl import DPOConfig, DPOTrainer
 
-    prompts = policy.format_prompts([list(p.messages) for p in pairs])
-    chosen, rejected = [p.chosen for p in pairs], [p.rejected for p in pairs]
-    dataset = Dataset.from_dict({"prompt": prompts, "chosen": chosen, "rejected": rejected})
+    from algorithms import preference_dataset
+
+    dataset = preference_dataset(pairs, policy)  # our exact prompt strings: the same tokens
     # TRL defaults to bf16 and gradient checkpointing: set both to our settings.
     fields = DPOConfig.__dataclass_fields__
     checkpointing = (
@@ -525,7 +524,6 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if importlib.util.find_spec("trl") is None:
         raise SystemExit(f"benchmarks.dpo_speed needs TRL, which is not installed: {_INSTALL_HINT}")
     import torch
-    import trl
 
     from algorithms.config import resolve_mixed_precision
 
@@ -555,11 +553,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     result = {
         "machine": {
-            "cpu_count": os.cpu_count(),
-            "processor": platform.processor() or platform.machine(),
-            "python": platform.python_version(),
-            "torch": torch.__version__,
-            "trl": trl.__version__,
+            **describe_machine(),
             "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
             "memory": "CUDA max_memory_allocated" if device == "cuda" else "ru_maxrss - baseline",
         },

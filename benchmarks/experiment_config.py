@@ -27,6 +27,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sweetrl_gym.setting_types import describe_type, matches_type
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
@@ -181,7 +183,7 @@ def _merge(base: dict[str, Any], data: Mapping[str, Any], where: str, path: str 
         free = path in ("training.", "methods.", "warm_start.") or path.startswith("methods.")
         if key not in base and not free:
             close = difflib.get_close_matches(key, list(base), n=1)
-            hint = f"; did you mean {path}{close[0]!r}?" if close else ""
+            hint = f"; did you mean '{path}{close[0]}'?" if close else ""
             raise ConfigError(f"{where}: unknown setting {dotted!r}{hint}")
         if isinstance(value, Mapping):
             if key in base and not isinstance(base[key], dict):
@@ -193,7 +195,20 @@ def _merge(base: dict[str, Any], data: Mapping[str, Any], where: str, path: str 
             base[key] = value
 
 
+def _check_types(config: Mapping[str, Any], defaults: Mapping[str, Any], path: str = "") -> None:
+    """Refuse a value whose type differs from its default's (an int may stand for a float)."""
+    for key, default in defaults.items():
+        if key not in config or (path == "" and key in ("training", "methods")):
+            continue  # algorithm settings are checked against their config classes
+        value, dotted = config[key], f"{path}{key}"
+        if isinstance(default, dict):
+            _check_types(value, default, f"{dotted}.")
+        elif not matches_type(value, type(default)):
+            raise ConfigError(f"{dotted} must be {describe_type(type(default))}, got {value!r}")
+
+
 def _check(config: dict[str, Any]) -> None:
+    _check_types(config, DEFAULTS)
     methods = config["methods"]["run"]
     if not isinstance(methods, list) or not methods:
         raise ConfigError("methods.run must be a non-empty list of method names")

@@ -12,14 +12,13 @@ rendering code (same Tailwind, viewport and limits) and must produce the same pi
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from benchmarks.machine import machine_summary
 from benchmarks.output import emit_result
 from sweetrl_gym.render import Renderer
 from sweetrl_gym.tasks import load_frontend_tasks
@@ -64,8 +63,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     n = len(pages)
     result = {
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-        f"Python {platform.python_version()}",
+        "machine": machine_summary(),
         "pages": n,
         "mean_height_px": round(float(np.mean([image.shape[0] for image in sequential])), 1),
         "renders_per_s": {

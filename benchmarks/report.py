@@ -20,12 +20,14 @@ from __future__ import annotations
 import datetime
 import json
 import math
-import os
 import platform
 from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
+
+from benchmarks.machine import machine_summary
+from sweetrl_gym.atomic_write import write_atomically
 
 __all__ = [
     "baseline_of",
@@ -89,14 +91,14 @@ def write_report(results: Mapping[str, Any], out: str | Path) -> None:
         "written_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
     }
     text = json.dumps(json_safe(record), indent=2, allow_nan=False)
-    _write_atomic(out / "results.json", lambda path: path.write_text(text + "\n", "utf-8"))
+    write_atomically(out / "results.json", lambda path: path.write_text(text + "\n", "utf-8"))
     missing: ImportError | None = None
     try:
         plots = write_plots(results, out)
     except ImportError as err:
         plots, missing = [], err
     markdown = render_markdown(results, plots)
-    _write_atomic(out / "results.md", lambda path: path.write_text(markdown, "utf-8"))
+    write_atomically(out / "results.md", lambda path: path.write_text(markdown, "utf-8"))
     if missing is not None:
         raise missing
 
@@ -111,7 +113,7 @@ def environment_versions() -> dict[str, str]:
     versions = {
         "python": platform.python_version(),
         "platform": platform.platform(),
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+        "machine": machine_summary(),
         "sweetrl-gym": sweetrl_gym.__version__,
     }
     for package in _PACKAGES:
@@ -359,7 +361,7 @@ def write_plots(results: Mapping[str, Any], out: str | Path) -> list[str]:
         # for the rest of the process, nothing left open.
         FigureCanvasAgg(fig)
         fig.tight_layout()
-        _write_atomic(out / filename, lambda path: fig.savefig(path, format="png"))
+        write_atomically(out / filename, lambda path: fig.savefig(path, format="png"))
         return filename
 
     written = []
@@ -790,14 +792,3 @@ def _loss_panels(fig: Any, curves: dict[str, dict[str, list[tuple[float, float]]
     for ax in axes[len(curves) :]:
         ax.set_visible(False)
     fig.suptitle("Training losses", fontsize=11)
-
-
-def _write_atomic(path: Path, write: Callable[[Path], Any]) -> None:
-    """Write a file through a temporary sibling and a rename: never half-written."""
-    # A plain new file (not mkstemp's 0600): the report gets the usual permissions.
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        write(temporary)
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)

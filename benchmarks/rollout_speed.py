@@ -23,14 +23,13 @@ side's median is reported, so a machine whose load changes affects all sides ali
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import time
 from pathlib import Path
 from typing import Any
 
 from agents import collect
 from agents.default_model import load_default_agent
+from benchmarks.machine import machine_summary
 from benchmarks.output import emit_result
 from sweetrl_gym.local_lm import _eos_ids, _left_pad, model_device
 
@@ -142,8 +141,7 @@ def main(argv: list[str] | None = None, agent: Any = None) -> dict[str, Any]:
     import torch
 
     result = {
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-        f"Python {platform.python_version()}, torch threads {torch.get_num_threads()}",
+        "machine": f"{machine_summary()}, torch threads {torch.get_num_threads()}",
         "model": getattr(agent.model, "name_or_path", type(agent.model).__name__),
         "dtype": str(next(agent.model.parameters()).dtype).removeprefix("torch."),
         "tasks": args.tasks,

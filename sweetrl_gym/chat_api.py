@@ -1,10 +1,12 @@
-"""A small client for OpenAI-compatible chat endpoints (standard library only).
+"""A client for OpenAI-compatible chat endpoints, on the official ``openai`` SDK.
 
 Any server that speaks ``POST {base_url}/chat/completions`` works: vLLM, the llama.cpp
-server, Ollama, hosted APIs. The client retries what is worth retrying (connection
-errors, timeouts, HTTP 408/429/5xx, malformed replies) with exponential backoff and
-jitter, honours ``Retry-After``, and fails at once on other client errors (a wrong key or
-model name does not get better by asking again)::
+server, ``transformers serve``, Ollama, hosted APIs. The SDK sends the requests (its
+pooled connections, timeouts and errors); the retry policy is ours, for all callers alike:
+what is worth retrying (connection errors, timeouts, HTTP 408/429/5xx, and replies that
+are not a chat completion, which the SDK would not retry) is retried with exponential
+backoff and jitter, honouring ``Retry-After`` up to a cap; other client errors fail at
+once (a wrong key or model name does not get better by asking again)::
 
     client = ChatClient("http://localhost:8000/v1", "meta-llama/Llama-3.1-8B-Instruct")
     text = client.complete([{"role": "user", "content": "Hi!"}], temperature=0.0)
@@ -13,7 +15,6 @@ model name does not get better by asking again)::
 from __future__ import annotations
 
 import email.utils
-import http.client
 import ipaddress
 import json
 import logging
@@ -21,20 +22,20 @@ import math
 import os
 import random
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["ChatAPIError", "ChatClient", "check_int", "check_temperature", "validate_messages"]
+from sweetrl_gym.messages import validate_messages
+
+__all__ = ["ChatAPIError", "ChatClient", "check_client", "check_int", "check_temperature"]
 
 logger = logging.getLogger(__name__)
 
 _RETRY_STATUSES = frozenset({408, 429})  # and every 5xx
 _MAX_RESPONSE_BYTES = 32 * 1024 * 1024  # a reply is text; anything larger is not a reply
 _EXCERPT_CHARS = 300
-_USER_AGENT = "sweetrl-gym-chat-client/1"
+_NO_KEY = "no-key"  # the SDK wants a key; without one, no Authorization header is sent
 
 
 class ChatAPIError(RuntimeError):
@@ -89,41 +90,19 @@ class _AttemptFailed(Exception):
         self.retry_after = retry_after
 
 
-def validate_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Check an OpenAI-format chat and return it as a list of plain dicts.
-
-    Args:
-        messages: A non-empty sequence of mappings, each with a string ``role`` and a
-            ``content`` that is a string or a list of OpenAI content parts (dicts with a
-            ``type``, e.g. ``{"type": "text", ...}`` / ``{"type": "image_url", ...}``).
+def check_client(client: Any) -> ChatClient:
+    """Return ``client`` if it is a :class:`ChatClient`, else say how to make one.
 
     Raises:
-        TypeError: If ``messages`` or one of its messages has the wrong type.
-        ValueError: If the chat is empty or a message lacks its role or content.
+        TypeError: Naming what was given.
 
     """
-    if isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Sequence):
+    if not isinstance(client, ChatClient):
         raise TypeError(
-            f"messages must be a list of {{'role': ..., 'content': ...}} dicts, "
-            f"got {type(messages).__name__}"
+            f"client must be a ChatClient, got {type(client).__name__} (build one with "
+            "ChatClient('http://localhost:8000/v1', 'model-name', ...) and share it)"
         )
-    if not messages:
-        raise ValueError("messages is empty: a chat needs at least one message")
-    chat = []
-    for i, message in enumerate(messages):
-        if not isinstance(message, Mapping):
-            raise TypeError(f"messages[{i}] must be a dict, got {type(message).__name__}")
-        if not isinstance(message.get("role"), str):
-            role = message.get("role")
-            raise ValueError(f"messages[{i}] needs a string 'role', got {role!r:.80}")
-        content = message.get("content")
-        if not (isinstance(content, str) or _is_content_parts(content)):
-            raise ValueError(
-                f"messages[{i}] needs a string 'content' or a list of content parts "
-                f"(dicts with a 'type'), got {content!r:.80}"
-            )
-        chat.append(dict(message))
-    return chat
+    return client
 
 
 def check_int(name: str, value: Any, least: int = 1) -> int:
@@ -148,14 +127,6 @@ def check_temperature(value: Any, name: str = "temperature") -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
         raise ValueError(f"{name} must be a number >= 0, got {value!r}")
     return float(value)
-
-
-def _is_content_parts(content: Any) -> bool:
-    return (
-        isinstance(content, list)
-        and bool(content)
-        and all(isinstance(part, Mapping) and isinstance(part.get("type"), str) for part in content)
-    )
 
 
 class ChatClient:
@@ -218,10 +189,7 @@ class ChatClient:
         self.max_backoff_s = float(max_backoff_s)
         self._api_key = api_key or None
         self._sleep = sleep
-        # A local server is reached directly even when http(s)_proxy is set.
-        host = urllib.parse.urlsplit(self.base_url).hostname or ""
-        handlers = [urllib.request.ProxyHandler({})] if _is_loopback(host) else []
-        self._opener = urllib.request.build_opener(*handlers)
+        self._client = _sdk_client(self.base_url, self._api_key, self.timeout_s)
 
     def __repr__(self) -> str:
         key = "set" if self._api_key else "none"
@@ -269,16 +237,16 @@ class ChatClient:
         if seed is not None:
             body["seed"] = int(seed)
         try:
-            payload = json.dumps(body).encode("utf-8")
+            json.dumps(body)
         except (TypeError, ValueError) as err:
             raise ValueError(f"the chat cannot be sent as JSON: {err}") from err
-        return self._post_with_retries(payload)
+        return self._post_with_retries(body)
 
-    def _post_with_retries(self, payload: bytes) -> str:
+    def _post_with_retries(self, body: dict[str, Any]) -> str:
         attempts = self.max_retries + 1
         for attempt in range(1, attempts + 1):
             try:
-                return self._post_once(payload)
+                return self._post_once(body)
             except _AttemptFailed as failure:
                 if not failure.retryable or attempt == attempts:
                     raise self._error(failure, attempt) from None
@@ -294,28 +262,23 @@ class ChatClient:
                 self._sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _post_once(self, payload: bytes) -> str:
-        headers = {
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-            "User-Agent": _USER_AGENT,
-        }
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        request = urllib.request.Request(self.url, data=payload, headers=headers, method="POST")
+    def _post_once(self, body: dict[str, Any]) -> str:
+        import openai
+
+        # Without a key the Authorization header is left out (local servers need none).
+        headers = {} if self._api_key else {"Authorization": openai.omit}
         try:
-            with self._opener.open(request, timeout=self.timeout_s) as response:
-                raw = response.read(_MAX_RESPONSE_BYTES + 1)
-                status = response.status
-        except urllib.error.HTTPError as err:
-            raise _http_failure(err) from None
-        except urllib.error.URLError as err:
-            raise _AttemptFailed(f"cannot connect: {err.reason}", retryable=True) from None
-        except TimeoutError:
+            response = self._client.chat.completions.with_raw_response.create(
+                **body, extra_headers=headers
+            )
+        except openai.APIStatusError as err:
+            raise _status_failure(err) from None
+        except openai.APITimeoutError:
             raise _AttemptFailed(f"timed out after {self.timeout_s:g}s", retryable=True) from None
-        except (OSError, http.client.HTTPException) as err:
-            reason = f"connection failed: {type(err).__name__}: {err}".rstrip(": ")
-            raise _AttemptFailed(reason, retryable=True) from None
+        except openai.APIConnectionError as err:
+            reason = err.__cause__ or err
+            raise _AttemptFailed(f"cannot connect: {reason}", retryable=True) from None
+        raw, status = response.http_response.content, response.http_response.status_code
         if len(raw) > _MAX_RESPONSE_BYTES:
             raise _AttemptFailed(
                 f"response larger than {_MAX_RESPONSE_BYTES} bytes", retryable=True, status=status
@@ -346,23 +309,39 @@ class ChatClient:
         )
 
 
-def _http_failure(err: urllib.error.HTTPError) -> _AttemptFailed:
+def _sdk_client(base_url: str, api_key: str | None, timeout_s: float) -> Any:
+    """Build the SDK client; our retry policy sits on top, so it makes no retries itself."""
+    import openai
+
+    # A local server is reached directly even when http(s)_proxy is set.
+    local = _is_loopback(urllib.parse.urlsplit(base_url).hostname or "")
+    return openai.OpenAI(
+        base_url=base_url,
+        api_key=api_key or _NO_KEY,
+        timeout=timeout_s,
+        max_retries=0,
+        http_client=openai.DefaultHttpxClient(trust_env=not local),
+    )
+
+
+def _status_failure(err: Any) -> _AttemptFailed:
+    """Turn an HTTP error status (``openai.APIStatusError``) into one failed attempt."""
     try:
-        raw = err.read(_MAX_RESPONSE_BYTES)
-    except (OSError, http.client.HTTPException):
+        raw = err.response.content
+    except Exception:  # a body that could not be read: the status still says enough
         raw = b""
-    finally:
-        err.close()
-    excerpt = _excerpt(raw)
+    status = err.status_code
     server_message = _server_error_message(raw)
-    retryable = err.code in _RETRY_STATUSES or err.code >= 500
+    retryable = status in _RETRY_STATUSES or status >= 500
     return _AttemptFailed(
-        server_message or str(err.reason or "no error message"),
+        server_message or str(err.response.reason_phrase or "no error message"),
         explained=bool(server_message),
         retryable=retryable,
-        status=err.code,
-        excerpt=excerpt,
-        retry_after=_parse_retry_after(err.headers.get("Retry-After")) if retryable else None,
+        status=status,
+        excerpt=_excerpt(raw),
+        retry_after=_parse_retry_after(err.response.headers.get("Retry-After"))
+        if retryable
+        else None,
     )
 
 

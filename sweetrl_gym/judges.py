@@ -31,7 +31,13 @@ import numpy as np
 from PIL import Image
 
 from sweetrl_gym.actions import extract_html
-from sweetrl_gym.chat_api import ChatAPIError, ChatClient, check_int, check_temperature
+from sweetrl_gym.chat_api import (
+    ChatAPIError,
+    ChatClient,
+    check_client,
+    check_int,
+    check_temperature,
+)
 
 __all__ = [
     "JUDGE_PROMPT",
@@ -145,16 +151,12 @@ class OpenAIVisionJudge:
     a warning.
 
     Args:
-        base_url: The API root, e.g. ``http://localhost:8000/v1``.
-        model: The model name the server expects.
-        api_key: Bearer token (default: the ``OPENAI_API_KEY`` environment variable).
+        client: The endpoint (:class:`~sweetrl_gym.chat_api.ChatClient`: server, model,
+            key, timeouts and retries), built once and shared by agents, simulators and
+            judges.
         prompt: The instructions (see :data:`JUDGE_PROMPT`).
         temperature: Sampling temperature.
         max_tokens: Most tokens per verdict.
-        timeout_s: Seconds to wait on each network operation.
-        max_retries: Retries per request.
-        backoff_s: Wait before the first retry (doubles each retry).
-        max_backoff_s: Longest wait between retries.
         max_image_width: Screenshots are scaled down to at most this width...
         max_image_height: ...and this height before they are sent.
 
@@ -165,17 +167,11 @@ class OpenAIVisionJudge:
 
     def __init__(
         self,
-        base_url: str,
-        model: str,
+        client: ChatClient,
         *,
-        api_key: str | None = None,
         prompt: str = JUDGE_PROMPT,
         temperature: float = 0.0,
         max_tokens: int = 32,
-        timeout_s: float = 120.0,
-        max_retries: int = 5,
-        backoff_s: float = 1.0,
-        max_backoff_s: float = 30.0,
         max_image_width: int = 640,
         max_image_height: int = 2400,
     ):
@@ -185,22 +181,14 @@ class OpenAIVisionJudge:
         check_int("max_tokens", max_tokens)
         check_int("max_image_width", max_image_width)
         check_int("max_image_height", max_image_height)
-        self.client = ChatClient(
-            base_url,
-            model,
-            api_key=api_key,
-            timeout_s=timeout_s,
-            max_retries=max_retries,
-            backoff_s=backoff_s,
-            max_backoff_s=max_backoff_s,
-        )
+        self.client = check_client(client)
         self.prompt = prompt
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.max_image_size = (max_image_width, max_image_height)
         prompt_hash = hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:8]
         self.name = (
-            f"openai-vision-judge:{model}(prompt={prompt_hash},temperature={temperature:g},"
+            f"openai-vision-judge:{self.client.model}(prompt={prompt_hash},temperature={temperature:g},"
             f"image={max_image_width}x{max_image_height})"
         )
 

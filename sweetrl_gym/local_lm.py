@@ -241,6 +241,7 @@ def generate_texts(
     seed: int | None = None,
     prefix_cache: PrefixCache | None = None,
     stats: GenerationStats | None = None,
+    streamer: Any = None,
 ) -> list[str]:
     """Generate one completion per prompt string, in chunks, left-padded, order kept.
 
@@ -263,21 +264,30 @@ def generate_texts(
             completions; ignored for models whose cache is not one plain key/value
             pair per layer (sliding windows, encoder-decoders).
         stats: Add this call's counts to it.
+        streamer: A transformers streamer (``TextStreamer``) that shows the reply as it
+            is generated; only for one prompt.
 
     Returns:
         The completions, in the prompts' order.
+
+    Raises:
+        ValueError: A streamer with more than one prompt.
 
     """
     import torch
 
     if not prompts:
         return []
+    if streamer is not None and len(prompts) != 1:
+        raise ValueError(f"a streamer shows one reply, not {len(prompts)}: pass one prompt")
     ids = tokenizer(list(prompts), add_special_tokens=False)["input_ids"]
     pad_id = (
         tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     )
     eos_ids = _eos_ids(model, tokenizer)
     settings: dict[str, Any] = {"pad_token_id": pad_id, "eos_token_id": eos_ids}
+    if streamer is not None:
+        settings["streamer"] = streamer
     if temperature > 0:
         # top_k=0: no top-k cut (transformers' default is 50; the official agent has none).
         settings.update(do_sample=True, temperature=temperature, top_p=top_p, top_k=0)

@@ -22,10 +22,13 @@ import gzip
 import hashlib
 import json
 import math
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, overload
+
+from sweetrl_gym.atomic_write import write_atomically
 
 __all__ = [
     "TRAJECTORY_FORMAT",
@@ -39,6 +42,7 @@ __all__ = [
 TRAJECTORY_FORMAT = "sweetrl-gym/trajectory/v1"
 _OFFICIAL_KEYS = ("task", "dialogue_history", "answer", "reward")
 _MESSAGE_KEYS = ("role", "content")
+_OFFICIAL_ROLES = ("system", "user", "assistant")
 _ASSISTANT_KEYS = ("role", "content", "input", "output")
 
 
@@ -270,6 +274,11 @@ class Trajectory:
             at = f"{where}: dialogue_history[{index}]"
             if not isinstance(entry, Mapping) or not isinstance(entry.get("role"), str):
                 raise TrajectoryFormatError(f"{at}: expected an object with a 'role'")
+            if entry["role"] not in _OFFICIAL_ROLES:
+                raise TrajectoryFormatError(
+                    f"{at}: unknown role {entry['role']!r}; official dialogues hold "
+                    f"{', '.join(map(repr, _OFFICIAL_ROLES))}"
+                )
             content = _text(entry.get("content"), f"{at}.content")
             if entry["role"] == "assistant":
                 action = _text(entry.get("output", content), f"{at}.output")
@@ -429,6 +438,53 @@ class TrajectoryBuffer(Sequence[Trajectory]):
         """
         return cls(_parse(path, Trajectory.from_dict))
 
+    # -- Hugging Face datasets ------------------------------------------------------
+
+    def to_dataset(self) -> Any:
+        """Return the buffer as a Hugging Face ``datasets.Dataset``, one row a trajectory.
+
+        Columns: ``task_id``, ``messages`` (the whole chat), ``reward``, ``success``,
+        ``answer``, ``turns`` (each turn's ``messages``, ``action``, ``prompt``,
+        ``reward``, ``done``) and, as JSON text (their keys differ from row to row),
+        ``reference``, ``task``, ``metadata`` and each turn's ``extra``.
+        :meth:`from_dataset` reads it back unchanged; ``dataset.push_to_hub`` shares it.
+
+        Raises:
+            ModuleNotFoundError: Without the ``datasets`` package.
+
+        """
+        from datasets import Dataset
+
+        return Dataset.from_list([_dataset_row(t) for t in self._items])
+
+    @classmethod
+    def from_dataset(cls, dataset: Any) -> TrajectoryBuffer:
+        """Read a dataset written by :meth:`to_dataset` (or loaded from the hub).
+
+        Raises:
+            TrajectoryFormatError: Naming the row that is not a trajectory.
+
+        """
+        trajectories = []
+        for index, row in enumerate(dataset):
+            try:
+                record = {key: row[key] for key in _DATASET_COLUMNS}
+                for key in _JSON_COLUMNS:
+                    record[key] = json.loads(record[key])
+                record["turns"] = [
+                    {**turn, "extra": json.loads(turn["extra"])} for turn in record["turns"]
+                ]
+            except (KeyError, TypeError, ValueError) as exc:
+                raise TrajectoryFormatError(
+                    f"dataset row {index}: not a trajectory of TrajectoryBuffer.to_dataset "
+                    f"({exc!r})"
+                ) from exc
+            try:
+                trajectories.append(Trajectory.from_dict({"format": TRAJECTORY_FORMAT, **record}))
+            except TrajectoryFormatError as exc:
+                raise TrajectoryFormatError(f"dataset row {index}: {exc}") from exc
+        return cls(trajectories)
+
     # -- official sweet_rl JSONL --------------------------------------------------
 
     @classmethod
@@ -471,13 +527,29 @@ def _open_text(path: Path, mode: str, *, compressed: bool | None = None) -> IO[s
 
 def _write_jsonl(path: str | Path, records: Iterable[dict[str, Any]]) -> Path:
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    with _open_text(partial, "w", compressed=path.suffix == ".gz") as file:
-        for record in records:
-            file.write(json.dumps(record, ensure_ascii=False) + "\n")
-    partial.replace(path)
-    return path
+
+    def write(temporary: Path) -> None:
+        with _open_text(temporary, "w", compressed=path.suffix == ".gz") as file:
+            for record in records:
+                file.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+    return write_atomically(path, write)
+
+
+_JSON_COLUMNS = ("reference", "task", "metadata")
+_DATASET_COLUMNS = ("task_id", "messages", "reward", "success", "answer", "turns", *_JSON_COLUMNS)
+
+
+def _dataset_row(trajectory: Trajectory) -> dict[str, Any]:
+    record = trajectory.to_dict()
+    row = {key: record[key] for key in _DATASET_COLUMNS}
+    for key in _JSON_COLUMNS:
+        row[key] = json.dumps(record[key], ensure_ascii=False, sort_keys=True)
+    row["turns"] = [
+        {**turn, "extra": json.dumps(turn.get("extra", {}), ensure_ascii=False, sort_keys=True)}
+        for turn in record["turns"]
+    ]
+    return row
 
 
 def _parse(
@@ -489,8 +561,11 @@ def _parse(
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no trajectory file at {path}")
-    with _open_text(path, "r") as file:
-        lines = file.read().splitlines()
+    try:
+        with _open_text(path, "r") as file:
+            lines = file.read().splitlines()
+    except (UnicodeDecodeError, gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise TrajectoryFormatError(f"{path}: not a UTF-8 JSONL trajectory file ({exc})") from exc
     out = []
     for number, line in enumerate(lines, start=1):
         where = f"{path}:{number}"

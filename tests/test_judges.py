@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from sweetrl_gym.chat_api import ChatClient
 from sweetrl_gym.judges import (
     JudgeError,
     OpenAIVisionJudge,
@@ -18,7 +19,7 @@ from sweetrl_gym.judges import (
 from sweetrl_gym.render import RenderError
 from sweetrl_gym.similarity import perceptual_similarity
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn
-from tests.fake_openai import FakeOpenAI
+from tests.fake_openai import FakeOpenAI, fast_client
 from tests.test_similarity import draw_page
 
 # Pages as tiny specs: "<html>hero=#10b981 columns=2</html>" -> draw_page(hero=..., columns=2).
@@ -244,9 +245,7 @@ def sighted(messages):
 
 
 def make_judge(server, **kwargs):
-    kwargs.setdefault("backoff_s", 0.001)
-    kwargs.setdefault("max_backoff_s", 0.01)
-    return OpenAIVisionJudge(server.base_url, "judge-vl", **kwargs)
+    return OpenAIVisionJudge(fast_client(server.base_url, "judge-vl", kwargs), **kwargs)
 
 
 def test_vision_judge_sends_target_then_candidates_in_both_orders():
@@ -302,7 +301,7 @@ def test_vision_judge_endpoint_failure_is_a_judge_error():
 )
 def test_vision_judge_rejects_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        OpenAIVisionJudge("http://localhost:8000/v1", "m", **kwargs)
+        OpenAIVisionJudge(ChatClient("http://localhost:8000/v1", "m"), **kwargs)
 
 
 def test_win_rate_with_the_vision_judge():

@@ -28,3 +28,10 @@ def test_make_with_module_prefix_without_import():
 def test_public_names_exist():
     for name in sweetrl_gym.__all__:
         assert hasattr(sweetrl_gym, name), name
+
+
+def test_every_package_ships_its_type_marker():
+    from importlib import resources
+
+    for package in ("sweetrl_gym", "agents", "algorithms", "benchmarks"):
+        assert resources.files(package).joinpath("py.typed").is_file(), package

@@ -129,6 +129,39 @@ def test_official_import_is_lossless_and_ids_match_the_task_loader(tmp_path):
     assert [json.loads(line) for line in out.read_text().splitlines()] == records
 
 
+def test_an_unknown_role_or_a_non_utf8_file_is_an_error_naming_the_file(tmp_path):
+    task = {"problem_description": "Write f", "ground_truth": "def f():\n    return 1"}
+    record = official_record({**task, "test_cases": {"test1": "f()"}})
+    record["dialogue_history"][2]["role"] = "tool"
+    path = tmp_path / "official.jsonl"
+    path.write_text(json.dumps(official_record(record["task"])) + "\n" + json.dumps(record) + "\n")
+    with pytest.raises(TrajectoryFormatError, match=r"official\.jsonl:2: .*unknown role 'tool'"):
+        TrajectoryBuffer.from_official_jsonl(path)
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes("caf\u00e9 \n".encode("latin-1"))
+    for read in (TrajectoryBuffer.load, TrajectoryBuffer.from_official_jsonl):
+        with pytest.raises(TrajectoryFormatError, match=r"latin\.jsonl: not a UTF-8 JSONL"):
+            read(latin)
+
+
+def test_a_buffer_round_trips_through_a_hugging_face_dataset(collected, tmp_path):
+    from datasets import load_from_disk
+
+    task = {"problem_description": "Write f", "ground_truth": "def f():\n    return 1"}
+    path = tmp_path / "official.jsonl"
+    path.write_text(json.dumps(official_record({**task, "test_cases": {"test1": "f()"}})) + "\n")
+    buffer = collected + TrajectoryBuffer.from_official_jsonl(path)  # turn extras, task records
+    dataset = buffer.to_dataset()
+    assert len(dataset) == len(buffer)
+    assert (
+        dataset[0]["messages"] == buffer[0].messages and dataset[0]["task_id"] == buffer[0].task_id
+    )
+    dataset.save_to_disk(str(tmp_path / "hf"))  # as a user shares it
+    assert TrajectoryBuffer.from_dataset(load_from_disk(str(tmp_path / "hf"))) == buffer
+    with pytest.raises(TrajectoryFormatError, match="dataset row 0: not a trajectory"):
+        TrajectoryBuffer.from_dataset(dataset.remove_columns("turns"))
+
+
 def test_buffer_is_list_like(collected):
     assert len(collected) == 10 and isinstance(collected[2:4], TrajectoryBuffer)
     assert len(collected[2:4]) == 2 and collected[2:4][0] is collected[2]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sweetrl_gym.envs.collaborative import CollaborativeEnv
+from sweetrl_gym.envs.collaborative import CollaborativeEnv, check_max_turns
 from sweetrl_gym.sandbox import Sandbox, TestReport, default_sandbox
 from sweetrl_gym.simulators import RuleBasedSimulator, Simulator
 from sweetrl_gym.tasks import BackendTask, load_backend_tasks
@@ -57,8 +57,7 @@ class ColBenchBackendEnv(CollaborativeEnv):
         max_reply_chars: int = 400,
         sandbox: Sandbox | None = None,
     ):
-        if max_turns < 1:
-            raise ValueError(f"max_turns must be at least 1, got {max_turns}")
+        check_max_turns(max_turns)  # before the tasks load
         tasks_: list[BackendTask] = load_backend_tasks(
             "bundled" if tasks is None else tasks, split=split
         )

@@ -11,9 +11,20 @@ from sweetrl_gym.actions import ParsedAction, parse_action
 from sweetrl_gym.simulators import Simulator, SimulatorError
 from sweetrl_gym.spaces import Utterance
 
-__all__ = ["CollaborativeEnv", "format_dialogue"]
+__all__ = ["CollaborativeEnv", "check_max_turns", "format_dialogue"]
 
 _MAX_MESSAGE_CHARS = 1_000_000
+
+
+def check_max_turns(max_turns: Any) -> None:
+    """Refuse a turn limit that is not a positive integer (before any task is loaded).
+
+    Raises:
+        ValueError: Naming the value.
+
+    """
+    if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
+        raise ValueError(f"max_turns must be an integer of at least 1, got {max_turns!r}")
 
 
 class CollaborativeEnv(gym.Env[str, str]):
@@ -41,8 +52,7 @@ class CollaborativeEnv(gym.Env[str, str]):
         render_mode: str | None,
         max_reply_chars: int,
     ):
-        if max_turns < 1:
-            raise ValueError(f"max_turns must be at least 1, got {max_turns}")
+        check_max_turns(max_turns)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(
                 f"render_mode must be one of {self.metadata['render_modes']}, got {render_mode!r}"

@@ -12,7 +12,7 @@ import numpy as np
 from PIL import Image
 
 from sweetrl_gym.actions import ParsedAction, extract_html
-from sweetrl_gym.envs.collaborative import CollaborativeEnv
+from sweetrl_gym.envs.collaborative import CollaborativeEnv, check_max_turns
 from sweetrl_gym.simulators import Simulator, SimulatorError
 
 __all__ = ["ColBenchFrontendEnv"]
@@ -82,8 +82,7 @@ class ColBenchFrontendEnv(CollaborativeEnv):
         from sweetrl_gym.simulators.visual import VisualDiffSimulator
         from sweetrl_gym.tasks import load_frontend_tasks
 
-        if max_turns < 1:
-            raise ValueError(f"max_turns must be at least 1, got {max_turns}")
+        check_max_turns(max_turns)  # before the tasks load and the browser starts
         if not 0.0 <= success_threshold <= 1.0:
             raise ValueError(f"success_threshold must be in [0, 1], got {success_threshold}")
         self.similarity = make_similarity(similarity, clip_model=clip_model)

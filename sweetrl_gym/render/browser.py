@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 
 from PIL import Image
 
+from sweetrl_gym.atomic_write import write_atomically
 from sweetrl_gym.render.assets import find_chromium, tailwind_path
 from sweetrl_gym.render.layout import LAYOUT_SCRIPT, Block, blocks_from_json
 from sweetrl_gym.render.page_source import ASSET_ORIGIN, with_local_tailwind
@@ -116,12 +117,7 @@ class RenderedPage:
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Save the screenshot as PNG (atomically) and return the path."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(path.name + ".partial")
-        self.image.save(partial, format="PNG")
-        partial.replace(path)
-        return path
+        return write_atomically(path, lambda temporary: self.image.save(temporary, format="PNG"))
 
 
 class Renderer:

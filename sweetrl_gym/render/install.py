@@ -25,6 +25,7 @@ import tempfile
 import urllib.request
 from pathlib import Path
 
+from sweetrl_gym.atomic_write import write_atomically
 from sweetrl_gym.render.assets import (
     TAILWIND_FILE,
     TAILWIND_PACKAGE,
@@ -95,11 +96,7 @@ def install_tailwind(force: bool = False) -> Path:
         if member is None:
             raise RuntimeError(f"{TAILWIND_PACKAGE} has no {_TARBALL_MEMBER}")
         script = member.read()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(".partial")
-    partial.write_bytes(script)
-    partial.replace(target)
-    return target
+    return write_atomically(target, lambda temporary: temporary.write_bytes(script))
 
 
 def _fetch_tarball() -> bytes:

@@ -48,7 +48,7 @@ class CachedSimulator:
         misses: Replies asked of the wrapped simulator.
 
     Example:
-        >>> sim = CachedSimulator(OpenAISimulator(url, "llama-70b"), "runs/human.jsonl")
+        >>> sim = CachedSimulator(OpenAISimulator(ChatClient(url, "llama-70b")), "runs/human.jsonl")
         >>> env = gym.make("ColBench-Backend-v0", simulator=sim)   # records
         >>> sim = CachedSimulator(sim.name, "runs/human.jsonl")    # replays, no endpoint
 

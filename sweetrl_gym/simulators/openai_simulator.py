@@ -7,7 +7,13 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sweetrl_gym.chat_api import ChatAPIError, ChatClient, check_int, check_temperature
+from sweetrl_gym.chat_api import (
+    ChatAPIError,
+    ChatClient,
+    check_client,
+    check_int,
+    check_temperature,
+)
 from sweetrl_gym.simulators.base import SimulatorError
 from sweetrl_gym.simulators.prompts import HUMAN_SIMULATOR_PROMPT, simulator_messages
 
@@ -34,17 +40,13 @@ class OpenAISimulator:
     behaviour — answer ``"No response."`` and log a warning — for parity runs.
 
     Args:
-        base_url: The API root, e.g. ``http://localhost:8000/v1``.
-        model: The model name the server expects.
+        client: The endpoint (:class:`~sweetrl_gym.chat_api.ChatClient`: server, model,
+            key, timeouts and retries), built once and shared by agents, simulators and
+            judges.
         prompt: The instructions, with a ``{hidden_information}`` field.
-        api_key: Bearer token (default: the ``OPENAI_API_KEY`` environment variable).
         temperature: Sampling temperature (official: 0, so replies are reproducible).
         max_tokens: Most tokens per reply.
-        timeout_s: Seconds to wait on each network operation.
-        max_retries: Retries per request (see :class:`~sweetrl_gym.chat_api.ChatClient`).
         on_error: ``"raise"`` or ``"no_response"``.
-        backoff_s: Wait before the first retry (doubles each retry).
-        max_backoff_s: Longest wait between retries.
 
     Raises:
         ValueError: If an argument is invalid.
@@ -53,18 +55,12 @@ class OpenAISimulator:
 
     def __init__(
         self,
-        base_url: str,
-        model: str,
+        client: ChatClient,
         *,
         prompt: str = HUMAN_SIMULATOR_PROMPT,
-        api_key: str | None = None,
         temperature: float = 0.0,
         max_tokens: int = 256,
-        timeout_s: float = 60.0,
-        max_retries: int = 5,
         on_error: str = "raise",
-        backoff_s: float = 1.0,
-        max_backoff_s: float = 30.0,
     ):
         if on_error not in _ON_ERROR:
             raise ValueError(f"on_error must be one of {_ON_ERROR}, got {on_error!r}")
@@ -75,15 +71,7 @@ class OpenAISimulator:
             )
         check_temperature(temperature)
         check_int("max_tokens", max_tokens)
-        self.client = ChatClient(
-            base_url,
-            model,
-            api_key=api_key,
-            timeout_s=timeout_s,
-            max_retries=max_retries,
-            backoff_s=backoff_s,
-            max_backoff_s=max_backoff_s,
-        )
+        self.client = check_client(client)
         self.prompt = prompt
         self.temperature = temperature
         self.max_tokens = max_tokens
@@ -91,7 +79,7 @@ class OpenAISimulator:
         prompt_hash = hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:8]
         # Everything that changes the replies goes in the name: caches are keyed by it.
         self.name = (
-            f"openai:{model}(prompt={prompt_hash},temperature={temperature:g},"
+            f"openai:{self.client.model}(prompt={prompt_hash},temperature={temperature:g},"
             f"max_tokens={max_tokens})"
         )
 

@@ -7,7 +7,8 @@ first and the target's second, and describes the most outstanding differences
 concretely. Any OpenAI-compatible endpoint that accepts ``image_url`` content parts
 works (vLLM serving Qwen2-VL, hosted APIs)::
 
-    sim = OpenAIVisionSimulator("http://localhost:8000/v1", "Qwen/Qwen2-VL-72B-Instruct")
+    vlm = ChatClient("http://localhost:8000/v1", "Qwen/Qwen2-VL-72B-Instruct")
+    sim = OpenAIVisionSimulator(vlm)
     env = gym.make("ColBench-Frontend-v0", simulator=sim)
 
 Like the official simulator, each reply is one stateless request: the VLM sees the
@@ -30,7 +31,13 @@ from typing import Any
 from PIL import Image
 
 from sweetrl_gym.actions import extract_html, strip_code_fences
-from sweetrl_gym.chat_api import ChatAPIError, ChatClient, check_int, check_temperature
+from sweetrl_gym.chat_api import (
+    ChatAPIError,
+    ChatClient,
+    check_client,
+    check_int,
+    check_temperature,
+)
 from sweetrl_gym.simulators.base import SimulatorError
 from sweetrl_gym.simulators.openai_simulator import NO_RESPONSE
 from sweetrl_gym.simulators.prompts import hidden_information
@@ -113,19 +120,15 @@ class OpenAIVisionSimulator:
     always raises :class:`SimulatorError` (the task is broken).
 
     Args:
-        base_url: The API root, e.g. ``http://localhost:8000/v1``.
-        model: The model name the server expects (paper: Qwen2-VL-72B-Instruct).
+        client: The endpoint (:class:`~sweetrl_gym.chat_api.ChatClient`: server, model,
+            key, timeouts and retries; paper: Qwen2-VL-72B-Instruct), built once and
+            shared by agents, simulators and judges.
         prompt: Instructions when the agent sent a page (see
             :data:`DESIGN_FEEDBACK_PROMPT`).
         question_prompt: Instructions when it did not (:data:`DESIGN_QUESTION_PROMPT`).
-        api_key: Bearer token (default: the ``OPENAI_API_KEY`` environment variable).
         temperature: Sampling temperature (official: 0).
         max_tokens: Most tokens per reply (the environment keeps 1,000 characters).
-        timeout_s: Seconds to wait on each network operation.
-        max_retries: Retries per request (see :class:`~sweetrl_gym.chat_api.ChatClient`).
         on_error: ``"raise"`` or ``"no_response"``.
-        backoff_s: Wait before the first retry (doubles each retry).
-        max_backoff_s: Longest wait between retries.
         render: HTML -> screenshot (default: :func:`sweetrl_gym.render.render_html`).
         max_image_width: Screenshots are scaled down to at most this width...
         max_image_height: ...and this height before they are sent.
@@ -138,19 +141,13 @@ class OpenAIVisionSimulator:
 
     def __init__(
         self,
-        base_url: str,
-        model: str,
+        client: ChatClient,
         *,
         prompt: str = DESIGN_FEEDBACK_PROMPT,
         question_prompt: str = DESIGN_QUESTION_PROMPT,
-        api_key: str | None = None,
         temperature: float = 0.0,
         max_tokens: int = 512,
-        timeout_s: float = 120.0,
-        max_retries: int = 5,
         on_error: str = "raise",
-        backoff_s: float = 1.0,
-        max_backoff_s: float = 30.0,
         render: Callable[[str], Image.Image] | None = None,
         max_image_width: int = 640,
         max_image_height: int = 2400,
@@ -168,15 +165,7 @@ class OpenAIVisionSimulator:
         check_int("target_cache_size", target_cache_size, least=0)
         if render is not None and not callable(render):
             raise ValueError(f"render must be a function of HTML, got {type(render).__name__}")
-        self.client = ChatClient(
-            base_url,
-            model,
-            api_key=api_key,
-            timeout_s=timeout_s,
-            max_retries=max_retries,
-            backoff_s=backoff_s,
-            max_backoff_s=max_backoff_s,
-        )
+        self.client = check_client(client)
         self.prompt = prompt
         self.question_prompt = question_prompt
         self.temperature = temperature
@@ -191,7 +180,7 @@ class OpenAIVisionSimulator:
         prompt_hash = hashlib.sha256(prompts).hexdigest()[:8]
         # Everything that changes the replies goes in the name: caches are keyed by it.
         self.name = (
-            f"openai-vision:{model}(prompt={prompt_hash},temperature={temperature:g},"
+            f"openai-vision:{self.client.model}(prompt={prompt_hash},temperature={temperature:g},"
             f"max_tokens={max_tokens},image={max_image_width}x{max_image_height})"
         )
 

@@ -48,6 +48,7 @@ from sweetrl_gym.tasks.frontend_sections.vocab import (
     words_for_split,
 )
 from sweetrl_gym.tasks.frontend_types import FrontendTask
+from sweetrl_gym.tasks.records import SPLITS
 
 __all__ = [
     "BUNDLED_FRONTEND_COUNTS",
@@ -71,7 +72,6 @@ BUNDLED_FRONTEND_SHA256 = {
     "test": "9ff429748b8f47187d5204bd5073473db40ad2c31df22861d60713c77d6f5a6c",
 }
 _SEED_NAMESPACE = "sweetrl-gym/frontend/v1"
-_SPLITS = ("train", "test")
 _MIDDLE_KINDS = SECTION_KINDS[2:-1]  # everything between the hero and the footer
 
 
@@ -216,8 +216,8 @@ def draft_page(rng: random.Random, split: str = "train") -> PageDraft:
 
 
 def _check_split(split: str) -> None:
-    if split not in _SPLITS:
-        raise ValueError(f"split must be one of {_SPLITS}, got {split!r}")
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
 
 
 def iter_frontend_tasks(split: str = "train") -> Iterator[FrontendTask]:
@@ -295,7 +295,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--print-hash", action="store_true", help="print each split's sha256")
     parser.add_argument("--dump", type=int, metavar="N", help="print the first N pages")
-    parser.add_argument("--split", default="train", choices=_SPLITS, help="split for --dump")
+    parser.add_argument("--split", default="train", choices=SPLITS, help="split for --dump")
     args = parser.parse_args(argv)
     if args.dump:
         for task in generate_frontend_tasks(args.split, args.dump):
@@ -304,7 +304,7 @@ def _main(argv: Sequence[str] | None = None) -> int:
             print(task.ground_truth)
     if args.print_hash or not args.dump:
         hashes = {}
-        for split in _SPLITS:
+        for split in SPLITS:
             start = time.perf_counter()
             tasks = generate_frontend_tasks(split)
             hashes[split] = hashlib.sha256(serialize_frontend_tasks(tasks)).hexdigest()

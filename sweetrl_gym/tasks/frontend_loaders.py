@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 from sweetrl_gym.tasks.frontend_generator import bundled_frontend_tasks
 from sweetrl_gym.tasks.frontend_types import FrontendTask
-from sweetrl_gym.tasks.loaders import SPLITS
 from sweetrl_gym.tasks.records import (
     TaskFormatError,
-    read_task_jsonl,
+    load_task_source,
+    record_task_id,
     require_str,
-    tasks_from_records,
 )
 
 __all__ = ["frontend_task_from_record", "load_frontend_tasks"]
@@ -49,21 +46,13 @@ def load_frontend_tasks(
         TypeError: ``source`` is none of the above.
 
     """
-    if split not in SPLITS:
-        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-    if isinstance(source, str) and source == "bundled":
-        tasks = bundled_frontend_tasks(split)
-    elif isinstance(source, (str, os.PathLike)):
-        tasks = read_task_jsonl(Path(source), split, frontend_task_from_record)
-    elif isinstance(source, Iterable) and not isinstance(source, (bytes, Mapping)):
-        tasks = tasks_from_records(source, split, FrontendTask, frontend_task_from_record)
-    else:
-        raise TypeError(
-            f"source must be 'bundled', a path or a list of tasks, got {type(source).__name__}"
-        )
-    if not tasks:
-        raise ValueError(f"no tasks in {source!r}")
-    return tasks
+    return load_task_source(
+        source,
+        split,
+        bundled=bundled_frontend_tasks,
+        task_type=FrontendTask,
+        build=frontend_task_from_record,
+    )
 
 
 def _optional_str(record: Mapping[str, Any], key: str, where: str) -> str | None:
@@ -106,14 +95,8 @@ def frontend_task_from_record(
         raise TaskFormatError(f"{where}: 'sections' must be a list of section names")
     family = _optional_str(record, "family", where)
     record_split = _optional_str(record, "split", where)
-    task_id = record.get("task_id")
-    if task_id is None:
-        digest = hashlib.sha1((description + "\0" + ground_truth).encode()).hexdigest()[:12]
-        task_id = f"colbench-frontend-{digest}"
-    elif not isinstance(task_id, (str, int)) or isinstance(task_id, bool) or str(task_id) == "":
-        raise TaskFormatError(f"{where}: 'task_id' must be a non-empty string or an integer")
     return FrontendTask(
-        task_id=str(task_id),
+        task_id=record_task_id(record, "frontend", description, ground_truth, where),
         problem_description=description,
         ground_truth=ground_truth,
         split=record_split or split,

@@ -2,25 +2,22 @@
 
 from __future__ import annotations
 
-import hashlib
+import ast
 import json
 import os
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 from sweetrl_gym.tasks.bundled import bundled_backend_tasks
 from sweetrl_gym.tasks.records import (
     TaskFormatError,
-    read_task_jsonl,
+    load_task_source,
+    record_task_id,
     require_str,
-    tasks_from_records,
 )
 from sweetrl_gym.tasks.types import BackendTask, HiddenFact
 
 __all__ = ["TaskFormatError", "load_backend_tasks", "task_from_record"]
-
-SPLITS = ("train", "test")
 
 
 TaskSource = str | os.PathLike[str] | Iterable[BackendTask | Mapping[str, Any]]
@@ -56,18 +53,9 @@ def load_backend_tasks(
             after filtering.
 
     """
-    if split not in SPLITS:
-        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-    if isinstance(source, str) and source == "bundled":
-        tasks = bundled_backend_tasks(split)
-    elif isinstance(source, (str, os.PathLike)):
-        tasks = read_task_jsonl(Path(source), split, task_from_record)
-    elif isinstance(source, Iterable):
-        tasks = tasks_from_records(source, split, BackendTask, task_from_record)
-    else:
-        raise TypeError(
-            f"source must be 'bundled', a path or a list of tasks, got {type(source).__name__}"
-        )
+    tasks = load_task_source(
+        source, split, bundled=bundled_backend_tasks, task_type=BackendTask, build=task_from_record
+    )
     if families is not None:
         tasks = _of_families(tasks, families, source)
     if difficulty is not None:
@@ -94,6 +82,18 @@ def _of_families(
     return [t for t in tasks if t.family in wanted]
 
 
+def _check_python(code: str, where: str) -> None:
+    """Refuse a reference that does not parse: every answer would otherwise score 0."""
+    try:
+        ast.parse(code)
+    except SyntaxError as exc:
+        raise TaskFormatError(
+            f"{where}: 'ground_truth' is not valid Python ({exc.msg}, its line {exc.lineno})"
+        ) from exc
+    except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, deep nesting
+        raise TaskFormatError(f"{where}: 'ground_truth' is not valid Python ({exc})") from exc
+
+
 def task_from_record(record: Any, split: str | None = None, where: str = "record") -> BackendTask:
     """Validate one official (or extended) task record and build a :class:`BackendTask`.
 
@@ -112,6 +112,7 @@ def task_from_record(record: Any, split: str | None = None, where: str = "record
         raise TaskFormatError(f"{where}: expected a JSON object, got {type(record).__name__}")
     description = require_str(record, "problem_description", where)
     ground_truth = require_str(record, "ground_truth", where)
+    _check_python(ground_truth, where)
     if "test_cases" not in record:
         raise TaskFormatError(f"{where}: missing field 'test_cases'")
     tests = record["test_cases"]
@@ -132,12 +133,8 @@ def task_from_record(record: Any, split: str | None = None, where: str = "record
     difficulty = record.get("difficulty")
     if difficulty is not None and not isinstance(difficulty, int):
         raise TaskFormatError(f"{where}: 'difficulty' must be an integer")
-    task_id = record.get("task_id")
-    if task_id is None:
-        digest = hashlib.sha1((description + "\0" + ground_truth).encode()).hexdigest()[:12]
-        task_id = f"colbench-backend-{digest}"
     return BackendTask(
-        task_id=str(task_id),
+        task_id=record_task_id(record, "backend", description, ground_truth, where),
         problem_description=description,
         ground_truth=ground_truth,
         test_cases={str(k): v for k, v in tests.items()},

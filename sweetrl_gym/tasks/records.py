@@ -8,13 +8,25 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import hashlib
 import json
+import os
 import zlib
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["TaskFormatError", "read_task_jsonl", "require_str", "tasks_from_records"]
+__all__ = [
+    "SPLITS",
+    "TaskFormatError",
+    "load_task_source",
+    "read_task_jsonl",
+    "record_task_id",
+    "require_str",
+    "tasks_from_records",
+]
+
+SPLITS = ("train", "test")
 
 T = TypeVar("T")
 RecordToTask = Callable[..., T]  # (record, split=..., where=...) -> task
@@ -22,6 +34,68 @@ RecordToTask = Callable[..., T]  # (record, split=..., where=...) -> task
 
 class TaskFormatError(ValueError):
     """A task record is malformed; the message names where."""
+
+
+def load_task_source(
+    source: Any,
+    split: str,
+    *,
+    bundled: Callable[[str], list[T]],
+    task_type: type[T],
+    build: RecordToTask[T],
+) -> list[T]:
+    """Read tasks from ``"bundled"``, a JSONL path, or a list of tasks and/or records.
+
+    Args:
+        source: What to read.
+        split: ``"train"`` or ``"test"``: selects the bundled split; for a file or list
+            it is recorded on tasks that name none.
+        bundled: Returns the bundled tasks of a split.
+        task_type: The task class (list items of this type are kept as they are).
+        build: Turns a record into a task: ``build(record, split=..., where=...)``.
+
+    Raises:
+        ValueError: Unknown split, or no tasks.
+        TypeError: ``source`` is none of the above.
+
+    """
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+    if isinstance(source, str) and source == "bundled":
+        tasks = bundled(split)
+    elif isinstance(source, (str, os.PathLike)):
+        tasks = read_task_jsonl(Path(source), split, build)
+    elif isinstance(source, Iterable) and not isinstance(source, (bytes, Mapping)):
+        tasks = tasks_from_records(source, split, task_type, build)
+    else:
+        raise TypeError(
+            f"source must be 'bundled', a path or a list of tasks, got {type(source).__name__}"
+        )
+    if not tasks:
+        raise ValueError(f"no tasks in {source!r}")
+    return tasks
+
+
+def record_task_id(
+    record: Mapping[str, Any], kind: str, description: str, ground_truth: str, where: str
+) -> str:
+    """Return a record's ``task_id``, or one derived from its content when it has none.
+
+    The derived id (``colbench-{kind}-`` and 12 hex digits) depends only on the request
+    and the reference, so the same task read from anywhere gets the same id.
+
+    Raises:
+        TaskFormatError: If the record's ``task_id`` is neither a non-empty string nor
+            an integer.
+
+    """
+    task_id = record.get("task_id")
+    if task_id is None:
+        digest = hashlib.sha1((description + "\0" + ground_truth).encode()).hexdigest()[:12]
+        return f"colbench-{kind}-{digest}"
+    if not isinstance(task_id, (str, int)) or isinstance(task_id, bool) or str(task_id) == "":
+        raise TaskFormatError(f"{where}: 'task_id' must be a non-empty string or an integer")
+    return str(task_id)
 
 
 def read_task_jsonl(path: Path, split: str, build: RecordToTask[T]) -> list[T]:

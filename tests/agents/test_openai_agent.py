@@ -5,8 +5,8 @@ import pytest
 from agents.base import Agent, PrivilegedAgent
 from agents.openai_agent import OpenAIAgent
 from agents.prompts import BACKEND_AGENT_PROMPT
-from sweetrl_gym.chat_api import ChatAPIError
-from tests.fake_openai import FakeOpenAI, echo
+from sweetrl_gym.chat_api import ChatAPIError, ChatClient
+from tests.fake_openai import FakeOpenAI, echo, fast_client
 
 
 def conversation(i):
@@ -14,13 +14,11 @@ def conversation(i):
 
 
 def make_agent(server, **kwargs):
-    kwargs.setdefault("backoff_s", 0.001)
-    kwargs.setdefault("max_backoff_s", 0.01)
-    return OpenAIAgent(server.base_url, "policy", **kwargs)
+    return OpenAIAgent(fast_client(server.base_url, "policy", kwargs), **kwargs)
 
 
 def test_is_a_plain_agent():
-    agent = OpenAIAgent("http://localhost:8000/v1", "policy")
+    agent = OpenAIAgent(ChatClient("http://localhost:8000/v1", "policy"))
     assert isinstance(agent, Agent) and not isinstance(agent, PrivilegedAgent)
     assert agent.name == "openai:policy"
 
@@ -135,9 +133,26 @@ def test_empty_batch_and_invalid_conversations():
         ({"max_tokens": 0}, "max_tokens"),
         ({"temperature": -0.1}, "temperature"),
         ({"system_prompt": 3}, "system_prompt"),
-        ({"max_retries": -1}, "max_retries"),
     ],
 )
 def test_rejects_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        OpenAIAgent("http://localhost:8000/v1", "policy", **kwargs)
+        OpenAIAgent(ChatClient("http://localhost:8000/v1", "policy"), **kwargs)
+
+
+def test_one_client_is_shared_by_the_agent_and_the_simulated_human():
+    from sweetrl_gym.simulators import OpenAISimulator
+
+    with FakeOpenAI() as server:
+        client = ChatClient(server.base_url, "one-model", api_key="sk-shared")
+        agent, human = OpenAIAgent(client), OpenAISimulator(client)
+        assert agent.client is human.client is client
+        assert agent.act([conversation(0)]) == ["echo: task 0"]
+        task = {"ground_truth": "def f(): return 1"}
+        assert human.reply(
+            task, [{"role": "user", "content": "Write f."}, {"role": "assistant", "content": "Hi?"}]
+        )
+        assert [r.headers["authorization"] for r in server.requests] == ["Bearer sk-shared"] * 2
+        assert {r.body["model"] for r in server.requests} == {"one-model"}
+    with pytest.raises(TypeError, match="client must be a ChatClient"):
+        OpenAIAgent("http://localhost:8000/v1")

@@ -75,6 +75,36 @@ def test_batched_equals_one_env_at_a_time(small_tasks):
     assert one == many and all(t.success for t in many)
 
 
+def test_a_random_agents_episodes_depend_only_on_the_seed_and_the_plan(small_tasks, tmp_path):
+    plan = {"task_indices": range(4), "samples_per_task": 3, "seed": 7, "progress": False}
+
+    def random_episodes(num_envs, **kwargs):
+        agent = RandomAgent(answer_probability=0.3, seed=1)
+        return collect(envs_for(small_tasks, num_envs), agent, **plan, **kwargs)
+
+    one = random_episodes(1)
+    assert random_episodes(5) == one
+    # The repeats of a task differ: each episode draws from its own seed.
+    groups = one.group_by_task().values()
+    assert all(len({tuple(turn.action for turn in t.turns) for t in g}) > 1 for g in groups)
+    # Interrupted after a few episodes, then resumed: the same episodes.
+    out = tmp_path / "random.jsonl"
+
+    class Crashing(RandomAgent):
+        calls = 0
+
+        def act(self, batch, seeds=None):
+            self.calls += 1
+            if self.calls > 4:
+                raise RuntimeError("boom")
+            return super().act(batch, seeds)
+
+    with pytest.raises(RuntimeError, match="boom"):
+        collect(envs_for(small_tasks, 3), Crashing(answer_probability=0.3, seed=1), **plan, out=out)
+    assert 0 < len(TrajectoryBuffer.load(out)) < len(one)
+    assert random_episodes(2, out=out, resume=True) == one
+
+
 def test_references_go_only_to_privileged_agents(small_tasks):
     class Sneaky:
         privileged = False

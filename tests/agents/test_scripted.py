@@ -65,9 +65,8 @@ def test_random_agent_is_seeded_and_answers_by_the_last_turn(small_tasks):
 def test_human_agent_plays_from_a_terminal(small_tasks):
     from agents import HumanAgent
 
-    typed = iter(
-        ["What about the", "name?", "", "", "I WANT TO ANSWER:", "def f():", "    return 1", ""]
-    )
+    code = ["I WANT TO ANSWER:", "def f():", "    x = 1", "", "    return x", "", ""]
+    typed = iter(["What about the", "name?", "", "", *code])
     screen = io.StringIO()
     env = gym.make("ColBench-Backend-v0", tasks=small_tasks)
     _, episode = play(env, HumanAgent(input_fn=lambda prompt: next(typed), output=screen), 0)
@@ -76,7 +75,9 @@ def test_human_agent_plays_from_a_terminal(small_tasks):
     assert episode.messages[1]["content"] == "What about the\nname?"
     assert episode.messages[2]["content"] in shown  # the human's reply was shown
     assert shown.count(small_tasks[0].problem_description) == 1  # nothing shown twice
-    assert episode.answer.strip() == "def f():\n    return 1" and episode.num_turns == 2
+    # The code's blank line stays in it; two empty lines in a row end it.
+    assert episode.answer.strip() == "def f():\n    x = 1\n\n    return x"
+    assert episode.num_turns == 2
 
 
 def test_human_agent_closed_terminal_is_a_clear_error():

@@ -153,11 +153,11 @@ def test_max_new_tokens_bounds_the_reply(tiny, monkeypatch):
 def test_bad_input_errors(tiny):
     agent = make_agent(tiny)
     assert agent.act([]) == []
-    with pytest.raises(ValueError, match="conversation 1"):
+    with pytest.raises(TypeError, match="conversation 1 must be a list"):
         agent.act([conversation(0), "hello"])
-    with pytest.raises(ValueError, match="conversation 0, message 0"):
+    with pytest.raises(ValueError, match="conversation 0: message 0 needs a string 'role'"):
         agent.act([[{"content": "no role"}]])
-    with pytest.raises(ValueError, match="conversation 0, message 1"):
+    with pytest.raises(ValueError, match=r"conversation 0: message 1 \(assistant\)"):
         agent.act([[{"role": "user", "content": "x"}, {"role": "assistant", "content": None}]])
     with pytest.raises(ValueError, match="prompt 0"):
         agent.generate([""])

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from algorithms import split_pairs, trajectory_pairs, turn_pairs
+from algorithms import TurnPair, preference_dataset, split_pairs, trajectory_pairs, turn_pairs
 from tests.algorithms.synthetic import dialogue, synthetic_buffer
 
 
@@ -59,3 +59,42 @@ def test_turn_pairs_skip_ties_and_short_lists():
     assert len(turn_pairs([], ["a", "b", "c"], [3.0, 2.0, 1.0], num_pairs=4, rng=rng)) == 1
     with pytest.raises(ValueError, match="2 candidates but 1 scores"):
         turn_pairs([], ["a", "b"], [1.0], rng=rng)
+
+
+def test_pairs_export_as_trl_preference_datasets(shared_buffer, tiny_policy):
+    from trl.data_utils import is_conversational, maybe_apply_chat_template
+
+    context = ({"role": "user", "content": "Write f."}, {"role": "assistant", "content": "Name?"})
+    context += ({"role": "user", "content": "It is f."},)
+    turn = TurnPair(context, "I WANT TO ANSWER: def f(): 1", "What else?", 0.4, -0.2)
+    rows = preference_dataset([turn])
+    assert rows.column_names == ["prompt", "chosen", "rejected"]
+    (row,) = rows
+    assert row["prompt"] == list(context) and is_conversational(row)
+    assert row["chosen"] == [{"role": "assistant", "content": turn.chosen}]
+    assert row["rejected"] == [{"role": "assistant", "content": turn.rejected}]
+    # TRL renders it with the model's chat template: the prompt asks for the reply.
+    text = maybe_apply_chat_template(row, tiny_policy.tokenizer)
+    assert text["prompt"].rstrip().endswith("assistant") and "It is f." in text["prompt"]
+    assert text["chosen"].startswith(turn.chosen)
+
+    # With a policy: its exact prompt strings, system prompt included (TRL's standard format).
+    (standard,) = preference_dataset([turn], tiny_policy)
+    assert standard == {
+        "prompt": tiny_policy.format_prompts([list(context)])[0],
+        "chosen": turn.chosen,
+        "rejected": turn.rejected,
+    }
+
+    # Multi-turn DPO's pairs: the shared request, then each episode's rest of the chat.
+    pairs = trajectory_pairs(shared_buffer, success_only=True)
+    exported = preference_dataset(pairs)
+    assert len(exported) == len(pairs) > 0
+    for pair, row in zip(pairs, exported):
+        assert row["prompt"] == pair.chosen.messages[:1] == pair.rejected.messages[:1]
+        assert row["prompt"] + row["chosen"] == pair.chosen.messages
+        assert row["prompt"] + row["rejected"] == pair.rejected.messages
+    with pytest.raises(TypeError, match="conversational format only"):
+        preference_dataset(pairs, tiny_policy)
+    with pytest.raises(TypeError, match="pair 1 is a str"):
+        preference_dataset([turn, "pair"])

@@ -1,4 +1,4 @@
-"""The README's custom-algorithm example runs as written and trains the policy."""
+"""The docs' custom-algorithm example (docs/comparing.md) runs as written and trains the policy."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import torch
 
 from algorithms import Algorithm
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "comparing.md"
 
 
 def readme_example() -> str:

@@ -1,6 +1,7 @@
 """The shared machinery: configs, callbacks, TensorBoard, checkpoints and resume (via RejectionFT)."""
 
 import math
+from typing import ClassVar
 
 import pytest
 import torch
@@ -61,6 +62,25 @@ def test_config_rejects_typos_and_bad_values(tiny_policy):
         RejectionFT(OracleAgent())
 
 
+def test_config_values_of_the_wrong_type_are_refused_by_name():
+    # Values often arrive as text (TOML, --set): refused here, not mid-training.
+    with pytest.raises(ValueError, match="learning_rate must be a number, got 'abc'"):
+        RejectionFTConfig(learning_rate="abc")
+    with pytest.raises(ValueError, match=r"num_candidates must be an integer, got 2\.5"):
+        SweetRLConfig(num_candidates=2.5)
+    with pytest.raises(ValueError, match="batch_size must be an integer, got True"):
+        MultiTurnDPOConfig(batch_size=True)
+    with pytest.raises(ValueError, match="gradient_checkpointing must be true or false"):
+        RejectionFTConfig(gradient_checkpointing="no")
+    with pytest.raises(ValueError, match="critic_model must be a string or None, got 3"):
+        SweetRLConfig(critic_model=3)
+    with pytest.raises(ValueError, match="lora_target_modules must be a string or a list"):
+        RejectionFTConfig(lora_target_modules=[1, 2])
+    # An integer stands for a float, a list for a tuple; None where None is allowed.
+    config = SweetRLConfig(learning_rate=1, lora_target_modules=["q_proj"], critic_model=None)
+    assert config.learning_rate == 1 and config.lora_target_modules == ("q_proj",)
+
+
 def test_config_round_trips_through_json(tmp_path):
     config = SweetRLConfig(critic_head="value", output_dir=tmp_path, num_candidates=4)
     config.save(tmp_path / "config.json")
@@ -88,6 +108,59 @@ def test_tensorboard_gets_namespaced_scalars(shared_buffer, tiny_policy, tmp_pat
     )
     assert all(math.isfinite(v) for v in losses)
     assert (tmp_path / "run" / "metrics.json").exists()
+
+
+def test_metrics_go_to_any_accelerate_tracker(shared_buffer, tiny_policy, tmp_path):
+    from accelerate.tracking import GeneralTracker, register_tracker_class
+
+    class Recorder(GeneralTracker):
+        name = "test-recorder"
+        requires_logging_directory = False
+        runs: ClassVar[list] = []
+
+        def __init__(self, run_name, **kwargs):
+            super().__init__()
+            self.project, self.logged, self.config, self.finished = run_name, [], None, False
+
+        def start(self):
+            Recorder.runs.append(self)
+
+        @property
+        def tracker(self):
+            return self
+
+        def store_init_configuration(self, values):
+            self.config = values
+
+        def log(self, values, step=None, **kwargs):
+            self.logged.append((step, dict(values)))
+
+        def finish(self):
+            self.finished = True
+
+    register_tracker_class(Recorder)
+    algo = RejectionFT(
+        tiny_policy, output_dir=tmp_path / "run", report_to=["test-recorder"], **FAST
+    )
+    algo.fit(shared_buffer)
+    (run,) = Recorder.runs
+    assert run.project == "sweetrl-gym" and run.finished
+    assert run.config["algorithm"] == "rft" and run.config["learning_rate"] == FAST["learning_rate"]
+    losses = [values["train/loss"] for _, values in run.logged if "train/loss" in values]
+    assert losses == [value for _, key, value in algo.history if key == "train/loss"] != []
+    assert not (tmp_path / "run" / "tensorboard").exists()  # TensorBoard only when asked
+
+
+def test_report_to_names_unknown_and_missing_trackers():
+    import importlib.util
+
+    with pytest.raises(ValueError, match="no tracker named 'tensorbord'"):
+        RejectionFTConfig(report_to="tensorbord")
+    assert RejectionFTConfig(report_to="none").report_to == "none"
+    assert RejectionFTConfig(report_to=["tensorboard"]).report_to == ("tensorboard",)
+    if importlib.util.find_spec("comet_ml") is None:
+        with pytest.raises(ValueError, match="pip install comet_ml"):
+            RejectionFTConfig(report_to="comet_ml")
 
 
 def test_gradient_accumulation_takes_fewer_optimizer_steps(shared_buffer, tiny_policy):

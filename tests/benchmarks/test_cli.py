@@ -133,7 +133,20 @@ def test_play_frontend_prints_screenshot_paths(capsys, tmp_path):
 # -- collect -> train -> eval -----------------------------------------------------------------
 
 
-def test_collect_train_eval_with_the_tiny_model(capsys, tmp_path):
+@pytest.fixture
+def restores_library_progress_bars():
+    """--no-progress turns transformers' bars off process-wide: on before and after."""
+    from huggingface_hub.utils import enable_progress_bars
+    from transformers.utils import logging as transformers_logging
+
+    enable_progress_bars()
+    transformers_logging.enable_progress_bar()
+    yield
+    enable_progress_bars()
+    transformers_logging.enable_progress_bar()
+
+
+def test_collect_train_eval_with_the_tiny_model(capsys, tmp_path, restores_library_progress_bars):
     data = tmp_path / "data.jsonl"
     collect = ["collect", "--agent", "oracle", "--config", "smoke", "--tasks", "2"]
     code, out, _ = run(capsys, *collect, "--out", str(data), "--no-progress")
@@ -163,8 +176,11 @@ def test_collect_train_eval_with_the_tiny_model(capsys, tmp_path):
 
     metrics_file = tmp_path / "metrics.json"
     evaluate = ["eval", "--agent", str(out_dir / "model"), "--config", "smoke", "--tasks", "2"]
-    code, out, _ = run(capsys, *evaluate, "--out", str(metrics_file), "--no-progress")
+    code, _, err = run(capsys, *evaluate)
+    assert code == 0 and "Loading weights" in err and "episodes" in err
+    code, out, err = run(capsys, *evaluate, "--out", str(metrics_file), "--no-progress")
     assert code == 0
+    assert "Loading weights" not in err and "episodes" not in err  # transformers' bars too
     record = json.loads(metrics_file.read_text())
     assert record["metrics"]["num_tasks"] == 2 and record["config"] == "smoke"
     assert 0.0 <= record["metrics"]["tests_passed"] <= 1.0
@@ -209,6 +225,33 @@ def test_bad_training_setting_is_refused_before_any_work(capsys, tmp_path):
     assert code == 2
     assert "did you mean 'learning_rate'" in one_error_line(err)
     assert not out.exists()
+
+
+def test_every_command_checks_every_setting_before_any_work(capsys, tmp_path):
+    # eval trains nothing, yet a training value of the wrong type is refused by name.
+    code, _, err = run(capsys, "eval", "--config", "smoke", "--set", "training.learning_rate=abc")
+    assert code == 2 and "learning_rate must be a number, got 'abc'" in one_error_line(err)
+    # A typo in the settings of a method the run leaves out is found too.
+    out = tmp_path / "run"
+    argv = ["compare", "--config", "smoke", "--out", str(out)]
+    code, _, err = run(capsys, *argv, "--set", "methods.archer.critic_epoch=2")
+    assert code == 2 and "[methods.archer]" in err and "'critic_epochs'" in one_error_line(err)
+    assert not out.exists()
+    code, _, err = run(capsys, "eval", "--config", "smoke", "--set", "policy.temperature=hot")
+    assert code == 2 and "policy.temperature must be a number, got 'hot'" in one_error_line(err)
+    code, _, err = run(capsys, "eval", "--config", "smoke", "--set", "env.max_turn=3")
+    assert code == 2 and "did you mean 'env.max_turns'?" in one_error_line(err)
+
+
+def test_more_tasks_than_the_split_has_says_so(capsys, tmp_path):
+    out = tmp_path / "random.jsonl"
+    argv = ["collect", "--config", "smoke", "--agent", "random", "--out", str(out)]
+    narrow = ["env.families=['pass_fail']", "env.difficulty=[1, 1]", "data.samples_per_task=1"]
+    code, _, err = run(capsys, *argv, "--tasks", "100000", *(f"--set={x}" for x in narrow))
+    assert code == 0
+    available = len(TrajectoryBuffer.load(out).group_by_task())
+    assert f"100000 tasks asked for, but the train split has {available}" in err
+    assert 0 < available < 100000
 
 
 def test_override_without_equals(capsys):

@@ -4,12 +4,12 @@ import gymnasium as gym
 import pytest
 
 import sweetrl_gym  # noqa: F401
-from sweetrl_gym.chat_api import ChatAPIError
+from sweetrl_gym.chat_api import ChatAPIError, ChatClient
 from sweetrl_gym.simulators import Simulator, SimulatorError
 from sweetrl_gym.simulators.openai_simulator import NO_RESPONSE, OpenAISimulator
 from sweetrl_gym.simulators.prompts import HUMAN_SIMULATOR_PROMPT
 from tests.conftest import make_tasks
-from tests.fake_openai import FakeOpenAI
+from tests.fake_openai import FakeOpenAI, fast_client
 
 TASK = make_tasks(1, seed=3)[0]
 
@@ -22,9 +22,7 @@ def dialogue(*agent_and_human):
 
 
 def make_sim(server, **kwargs):
-    kwargs.setdefault("backoff_s", 0.001)
-    kwargs.setdefault("max_backoff_s", 0.01)
-    return OpenAISimulator(server.base_url, "human-70b", **kwargs)
+    return OpenAISimulator(fast_client(server.base_url, "human-70b", kwargs), **kwargs)
 
 
 @pytest.fixture
@@ -56,13 +54,13 @@ def test_the_model_sees_the_hidden_information_and_plays_the_user(server):
 
 def test_name_changes_with_prompt_and_temperature():
     url = "http://localhost:8000/v1"
-    base = OpenAISimulator(url, "m")
-    assert base.name == OpenAISimulator(url, "m").name and "m" in base.name
+    base = OpenAISimulator(ChatClient(url, "m"))
+    assert base.name == OpenAISimulator(ChatClient(url, "m")).name and "m" in base.name
     custom = HUMAN_SIMULATOR_PROMPT + "Be terse.\n"
     others = {
-        OpenAISimulator(url, "m", prompt=custom).name,
-        OpenAISimulator(url, "m", temperature=0.7).name,
-        OpenAISimulator(url, "m2").name,
+        OpenAISimulator(ChatClient(url, "m"), prompt=custom).name,
+        OpenAISimulator(ChatClient(url, "m"), temperature=0.7).name,
+        OpenAISimulator(ChatClient(url, "m2")).name,
     }
     assert base.name not in others and len(others) == 3
 
@@ -105,12 +103,11 @@ def test_timeout_is_a_simulator_error(server):
         ({"prompt": "You are a user."}, "hidden_information"),
         ({"temperature": -1}, "temperature"),
         ({"max_tokens": 0}, "max_tokens"),
-        ({"timeout_s": -1}, "timeout_s"),
     ],
 )
 def test_rejects_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        OpenAISimulator("http://localhost:8000/v1", "m", **kwargs)
+        OpenAISimulator(ChatClient("http://localhost:8000/v1", "m"), **kwargs)
 
 
 def test_empty_dialogue_is_rejected(server):

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import pytest
 from PIL import Image
 
-from sweetrl_gym.chat_api import ChatAPIError
+from sweetrl_gym.chat_api import ChatAPIError, ChatClient
 from sweetrl_gym.render import RenderError
 from sweetrl_gym.simulators import Simulator, SimulatorError
 from sweetrl_gym.simulators.openai_simulator import NO_RESPONSE
@@ -16,7 +16,7 @@ from sweetrl_gym.simulators.openai_vision import (
     OpenAIVisionSimulator,
     image_data_url,
 )
-from tests.fake_openai import FakeOpenAI
+from tests.fake_openai import FakeOpenAI, fast_client
 
 TARGET = "<html><body style='background:#0000ff'>target</body></html>"
 TASK = SimpleNamespace(problem_description="A page for my bakery.", ground_truth=TARGET)
@@ -66,11 +66,8 @@ def text_of(body):
 
 
 def make_sim(server, render=None, **kwargs):
-    kwargs.setdefault("backoff_s", 0.001)
-    kwargs.setdefault("max_backoff_s", 0.01)
-    return OpenAIVisionSimulator(
-        server.base_url, "qwen2-vl", render=render or ColourRender(), **kwargs
-    )
+    client = fast_client(server.base_url, "qwen2-vl", kwargs)
+    return OpenAIVisionSimulator(client, render=render or ColourRender(), **kwargs)
 
 
 @pytest.fixture
@@ -173,14 +170,16 @@ def test_no_response_fallback_is_opt_in_and_logged(server, caplog):
 
 def test_name_changes_with_what_changes_replies():
     url = "http://localhost:8000/v1"
-    base = OpenAIVisionSimulator(url, "m")
-    assert base.name == OpenAIVisionSimulator(url, "m").name and "m" in base.name
+    base = OpenAIVisionSimulator(ChatClient(url, "m"))
+    assert base.name == OpenAIVisionSimulator(ChatClient(url, "m")).name and "m" in base.name
     others = {
-        OpenAIVisionSimulator(url, "m", prompt=DESIGN_FEEDBACK_PROMPT + "Be terse.").name,
-        OpenAIVisionSimulator(url, "m", question_prompt="Answer.").name,
-        OpenAIVisionSimulator(url, "m", temperature=0.5).name,
-        OpenAIVisionSimulator(url, "m", max_image_height=1000).name,
-        OpenAIVisionSimulator(url, "m2").name,
+        OpenAIVisionSimulator(
+            ChatClient(url, "m"), prompt=DESIGN_FEEDBACK_PROMPT + "Be terse."
+        ).name,
+        OpenAIVisionSimulator(ChatClient(url, "m"), question_prompt="Answer.").name,
+        OpenAIVisionSimulator(ChatClient(url, "m"), temperature=0.5).name,
+        OpenAIVisionSimulator(ChatClient(url, "m"), max_image_height=1000).name,
+        OpenAIVisionSimulator(ChatClient(url, "m2")).name,
     }
     assert base.name not in others and len(others) == 5
 
@@ -195,12 +194,11 @@ def test_name_changes_with_what_changes_replies():
         ({"max_image_width": 0}, "max_image_width"),
         ({"target_cache_size": -1}, "target_cache_size"),
         ({"render": "chromium"}, "render"),
-        ({"timeout_s": 0}, "timeout_s"),
     ],
 )
 def test_rejects_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        OpenAIVisionSimulator("http://localhost:8000/v1", "m", **kwargs)
+        OpenAIVisionSimulator(ChatClient("http://localhost:8000/v1", "m"), **kwargs)
 
 
 def test_a_dialogue_without_an_agent_message_is_rejected(server):
@@ -228,7 +226,7 @@ def test_image_data_url_bounds_and_modes():
 @pytest.mark.slow
 def test_with_the_real_renderer(server):
     pytest.importorskip("playwright")
-    sim = OpenAIVisionSimulator(server.base_url, "qwen2-vl")
+    sim = OpenAIVisionSimulator(ChatClient(server.base_url, "qwen2-vl"))
     task = SimpleNamespace(ground_truth=page("#0000ff"))
     sim.reply(task, dialogue(page("#ff0000")))
     agent, target = (decode(part) for part in image_parts(server.requests[0].body))

@@ -48,6 +48,9 @@ def test_gzip_and_test_cases_as_json_string(tmp_path):
         ({**GOOD, "test_cases": "{oops"}, "'test_cases' is a string but not JSON"),
         ([1, 2], "expected a JSON object"),
         ({**GOOD, "difficulty": "hard"}, "'difficulty' must be an integer"),
+        # Every answer would score 0 against a reference that does not parse.
+        ({**GOOD, "ground_truth": "def f(x):\n  return x +"}, "not valid Python .*its line 2"),
+        ({**GOOD, "ground_truth": "def f():\x00"}, "'ground_truth' is not valid Python"),
     ],
 )
 def test_bad_records_name_the_line(tmp_path, record, message):

@@ -1,0 +1,74 @@
+"""What a measurement ran on: every benchmark and report describes the machine this way."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+__all__ = ["cpu_model", "describe_machine", "machine_line", "machine_summary"]
+
+_VERSIONS_OF = ("sweetrl-gym", "torch", "transformers", "trl", "playwright")
+
+
+def cpu_model() -> str:
+    """Return the CPU's model name (``/proc/cpuinfo``), or the architecture elsewhere."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def machine_summary() -> str:
+    """Return one line for a report: ``"AMD EPYC, 2 cores, Python 3.11.9"``."""
+    return f"{cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+def describe_machine() -> dict[str, Any]:
+    """Describe this machine: CPU model, cores, RAM, GPU, OS, Python and library versions."""
+    memory_gib = None
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                memory_gib = round(int(line.split()[1]) / 2**20, 1)
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    machine: dict[str, Any] = {
+        "cpu": cpu_model(),
+        "cores": os.cpu_count(),
+        "usable_cores": usable,
+        "memory_gib": memory_gib,
+        "gpu": None,
+        "os": platform.platform(),
+        "python": platform.python_version(),
+    }
+    import torch
+
+    if torch.cuda.is_available():
+        props = torch.cuda.get_device_properties(0)
+        machine["gpu"] = f"{props.name}, {props.total_memory / 2**30:.0f} GiB"
+        machine["gpu_count"] = torch.cuda.device_count()
+    machine["torch_threads"] = torch.get_num_threads()
+    versions = {}
+    for package in _VERSIONS_OF:
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            versions[package] = metadata.version(package)
+    machine["versions"] = versions
+    return machine
+
+
+def machine_line(machine: dict[str, Any]) -> str:
+    """Return the machine description as one line of text."""
+    cores = f"{machine['cores']} cores"
+    if machine.get("usable_cores") not in (None, machine["cores"]):
+        cores += f" ({machine['usable_cores']} usable)"
+    memory = f", {machine['memory_gib']} GiB RAM" if machine.get("memory_gib") else ""
+    gpu = machine.get("gpu") or "no GPU"
+    versions = ", ".join(f"{name} {version}" for name, version in machine["versions"].items())
+    return (
+        f"{machine['cpu']}, {cores}{memory}, {gpu}; {machine['os']}; "
+        f"Python {machine['python']}; {versions}"
+    )
