@@ -3,24 +3,25 @@
 from __future__ import annotations
 
 import hashlib
+import inspect
 from typing import Any
 
 __all__ = ["describe_agent", "description_differences"]
 
 # Settings that change speed or memory, not what an agent says.
-_NOT_SETTINGS = frozenset({"batch_size", "max_concurrency", "last_prompts", "stats"})
+_NOT_SETTINGS = frozenset({"batch_size", "max_concurrency"})
 _LONG_TEXT = 64
 
 
 def describe_agent(agent: object) -> dict[str, Any]:
-    """Return the agent's kind and public scalar settings, JSON-ready.
+    """Return the agent's kind and the settings it was built with, JSON-ready.
 
     The kind is the nearest library class (``TransformersAgent``, ``RandomAgent``; a
-    test's crashing subclass is still its parent) or, for one's own agent, its class
-    name. Settings are the instance's public ``str``/number/``bool``/``None``
-    attributes (the model's name, temperature, seed, system prompt, ...), long texts
-    as a short hash; batch sizes and concurrency are left out (they do not change what
-    the agent says).
+    subclass of one is still its parent) or, for one's own agent, its class name. The
+    settings are the kind's constructor parameters that the agent keeps as public
+    ``str``/number/``bool``/``None`` attributes (temperature, seed, system prompt, ...;
+    long texts as a short hash), and its ``name`` (a local model's path or hub id);
+    batch sizes and concurrency are left out: they do not change what the agent says.
 
     Args:
         agent: Any agent.
@@ -29,12 +30,15 @@ def describe_agent(agent: object) -> dict[str, Any]:
         ``{"kind": ..., setting: value, ...}``.
 
     """
-    kind = next(
-        (c.__name__ for c in type(agent).__mro__ if c.__module__.startswith("agents.")),
-        type(agent).__qualname__,
-    )
-    description: dict[str, Any] = {"kind": kind}
-    for key, value in sorted(getattr(agent, "__dict__", {}).items()):
+    kind = next((c for c in type(agent).__mro__ if c.__module__.startswith("agents.")), type(agent))
+    try:
+        parameters = set(inspect.signature(kind.__init__).parameters)
+    except (TypeError, ValueError):  # a builtin __init__: no parameters to read
+        parameters = set()
+    description: dict[str, Any] = {"kind": kind.__name__}
+    attributes = getattr(agent, "__dict__", {})
+    for key in sorted((parameters | {"name"}) & set(attributes)):
+        value = attributes[key]
         if key.startswith("_") or key in _NOT_SETTINGS:
             continue
         if isinstance(value, str) and len(value) > _LONG_TEXT:

@@ -11,6 +11,7 @@ import dataclasses
 import difflib
 import json
 import math
+import os
 import typing
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -134,6 +135,9 @@ class TrainingConfig:
         hints = typing.get_type_hints(type(self))
         for item in fields(self):
             value, hint = getattr(self, item.name), hints.get(item.name, Any)
+            if isinstance(value, os.PathLike):  # folders (output_dir, critic_model) as text
+                value = os.fspath(value)
+                object.__setattr__(self, item.name, value)
             if not matches_type(value, hint):
                 raise ValueError(f"{item.name} must be {describe_type(hint)}, got {value!r}")
 

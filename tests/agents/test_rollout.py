@@ -234,7 +234,7 @@ def test_shards_split_the_plan_disjointly_and_merge_in_plan_order(small_tasks, t
 def test_a_shard_resumes_from_its_part_and_skips_what_out_holds(small_tasks, tmp_path):
     out = tmp_path / "episodes.jsonl"
     plan = {"task_indices": range(4), "samples_per_task": 2, "seed": 1, "progress": False}
-    collect(envs_for(small_tasks, 2), OracleAgent(), 3, out=out, **plan)  # the first 3 of 8
+    collect(envs_for(small_tasks, 2), ImmediateAnswerAgent(), 3, out=out, **plan)  # 3 of 8
 
     class AnswersOnceThenCrashes(ImmediateAnswerAgent):
         calls = 0
@@ -250,12 +250,26 @@ def test_a_shard_resumes_from_its_part_and_skips_what_out_holds(small_tasks, tmp
                 shard=(0, 2), **plan)  # fmt: skip
     assert len(TrajectoryBuffer.load(part_path(out, 0))) == 1
     share = collect(
-        envs_for(small_tasks, 1), OracleAgent(), out=out, resume=True, shard=(0, 2), **plan
+        envs_for(small_tasks, 1), ImmediateAnswerAgent(), out=out, resume=True, shard=(0, 2), **plan
     )
     mine = [t.metadata["episode"] for t in TrajectoryBuffer.load(part_path(out, 0))]
     assert sorted(mine) == [3, 5, 7] and len(share) == 6  # out's 3, then every 2nd of 3..7
     assert merge_parts(out) == 1
     assert [t.metadata["episode"] for t in TrajectoryBuffer.load(out)] == [0, 1, 2, 3, 5, 7]
+
+
+def test_resume_refuses_a_file_of_another_agent_or_other_settings(small_tasks, tmp_path):
+    out = tmp_path / "episodes.jsonl"
+    plan = {"task_indices": range(3), "seed": 1, "progress": False, "out": out}
+    collect(envs_for(small_tasks, 1), RandomAgent(answer_probability=0.5, seed=1), **plan)
+    for other, differs in [
+        (RandomAgent(answer_probability=0.5, seed=2), "seed: 1 then, 2 now"),
+        (OracleAgent(), "kind: 'RandomAgent' then, 'OracleAgent' now"),
+    ]:
+        with pytest.raises(ValueError, match=f"another agent or other settings .*{differs}"):
+            collect(envs_for(small_tasks, 1), other, **plan, resume=True)
+    same = RandomAgent(answer_probability=0.5, seed=1)
+    assert len(collect(envs_for(small_tasks, 2), same, **plan, resume=True)) == 3
 
 
 def test_merge_without_parts_leaves_out_alone_and_shard_auto_runs_in_one_process(
@@ -282,6 +296,13 @@ def test_no_more_envs_are_made_than_episodes_left(small_tasks):
     assert max(agent.batch_sizes) <= 2
 
 
+def without_agent(buffer):
+    return [
+        {**t.to_dict(), "metadata": {k: v for k, v in t.metadata.items() if k != "agent"}}
+        for t in buffer
+    ]
+
+
 class Hidden:
     """Passes calls on to an agent but hides its ``prefix_caching``."""
 
@@ -304,7 +325,8 @@ def test_collect_reuses_a_local_models_states_without_changing_episodes(small_ta
     cached = collect(envs_for(small_tasks, 3), agent, **plan)
     reused = agent.stats.reused_tokens
     plain = collect(envs_for(small_tasks, 3), Hidden(agent), **plan)
-    assert cached == plain and cached.num_turns > len(cached)  # multi-turn episodes
+    # The same episodes (the wrapper is another agent kind: only that record differs).
+    assert without_agent(cached) == without_agent(plain) and cached.num_turns > len(cached)
     assert reused > agent.stats.prompt_tokens / 4  # collect turned caching on ...
     assert agent.stats.reused_tokens == reused  # ... only for itself
     assert agent._prefix_cache is None

@@ -102,6 +102,29 @@ def test_a_person_plays_from_standard_input(capsys, monkeypatch):
     assert code == 0
     assert "Your message" in out
     assert final_reward(out) == 0.0 and "turns 2" in out
+    # After a wrong answer: which tests failed, with what they expected and got.
+    failed = out[out.index("failed tests:") :].splitlines()[1]
+    assert "expected" in failed and ", got " in failed
+
+
+def test_play_streams_a_local_models_replies_with_a_cpu_sized_budget(capsys, monkeypatch):
+    import agents
+
+    made = []
+    real = agents.TransformersAgent.__init__
+
+    def recording(self, *args, **kwargs):
+        real(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(agents.TransformersAgent, "__init__", recording)
+    code, out, _ = run(capsys, "play", "--agent", "tiny", "--max-turns", "2")
+    assert code == 0
+    (agent,) = made
+    assert agent.max_new_tokens == 256  # without a config: a reply a CPU serves in seconds
+    assert agent.streamer is not None  # shown token by token as it is generated
+    agent_lines = [line for line in out.splitlines() if line.startswith("[AGENT] ")]
+    assert len(agent_lines) == 2 and all(len(line) > len("[AGENT] ") for line in agent_lines)
 
 
 def test_play_stops_cleanly_when_the_input_ends(capsys, monkeypatch):
@@ -176,11 +199,18 @@ def test_collect_train_eval_with_the_tiny_model(capsys, tmp_path, restores_libra
 
     metrics_file = tmp_path / "metrics.json"
     evaluate = ["eval", "--agent", str(out_dir / "model"), "--config", "smoke", "--tasks", "2"]
+    from huggingface_hub.utils import are_progress_bars_disabled, enable_progress_bars
+    from transformers.utils.logging import enable_progress_bar, is_progress_bar_enabled
+
+    enable_progress_bars()  # the commands above ran with --no-progress
+    enable_progress_bar()
     code, _, err = run(capsys, *evaluate)
-    assert code == 0 and "Loading weights" in err and "episodes" in err
+    assert code == 0 and "episodes" in err
+    assert is_progress_bar_enabled() and not are_progress_bars_disabled()  # left on
     code, out, err = run(capsys, *evaluate, "--out", str(metrics_file), "--no-progress")
-    assert code == 0
-    assert "Loading weights" not in err and "episodes" not in err  # transformers' bars too
+    assert code == 0 and "episodes" not in err
+    # transformers' own bars ("Loading weights") and downloads' are off too
+    assert not is_progress_bar_enabled() and are_progress_bars_disabled()
     record = json.loads(metrics_file.read_text())
     assert record["metrics"]["num_tasks"] == 2 and record["config"] == "smoke"
     assert 0.0 <= record["metrics"]["tests_passed"] <= 1.0
