@@ -8,6 +8,7 @@ from agents.default_model import (
     load_default_agent,
     load_default_model,
 )
+from agents.description import describe_agent
 from agents.evaluation import (
     bootstrap_ci,
     evaluate,
@@ -40,6 +41,7 @@ __all__ = [
     "TransformersAgent",
     "bootstrap_ci",
     "collect",
+    "describe_agent",
     "evaluate",
     "load_default_agent",
     "load_default_model",

@@ -1,8 +1,9 @@
 """Train the embedded default model with each algorithm from one shared buffer (CPU, offline).
 
-The README's training snippets, as one script. Budget-sized for a laptop: 6 training
-tasks, 3 episodes each (an oracle success and two failures, so every task has pairs),
-short contexts, a few candidates; each algorithm then plays 4 held-out test tasks.
+The training guide's snippets (docs/training.md), as one script. Budget-sized for a
+laptop: 6 training tasks, 3 episodes each (an oracle success and two failures, so every
+task has pairs), short contexts, a few candidates; each algorithm then plays 4 held-out
+test tasks.
 
     python examples/train_each_algorithm.py --out runs/examples
 """

@@ -13,12 +13,12 @@ README = Path(__file__).resolve().parents[2] / "docs" / "comparing.md"
 
 
 def readme_example() -> str:
-    """The README's Python block that defines ``ImitateTheBest``, dedented."""
+    """The guide's Python block that defines ``ImitateTheBest``, dedented."""
     blocks = re.findall(r"^( *)```python\n(.*?)^\1```", README.read_text(), re.M | re.S)
     for indent, body in blocks:
         if "class ImitateTheBest" in body:
             return "\n".join(line[len(indent) :] for line in body.splitlines())
-    raise AssertionError("README has no ImitateTheBest example")
+    raise AssertionError("docs/comparing.md has no ImitateTheBest example")
 
 
 def test_readme_custom_algorithm_fits(shared_buffer, tiny_policy, tmp_path, monkeypatch):
@@ -32,4 +32,4 @@ def test_readme_custom_algorithm_fits(shared_buffer, tiny_policy, tmp_path, monk
     assert issubclass(cls, Algorithm) and Algorithm.named("imitate-best") is cls
     assert (tmp_path / "runs" / "mine").is_dir()
     changed = any(not torch.equal(a, b) for a, b in zip(before, tiny_policy.model.parameters()))
-    assert changed, "fitting the README's algorithm did not update the policy"
+    assert changed, "fitting the guide's algorithm did not update the policy"
