@@ -257,6 +257,8 @@ def env_kwargs(config: Mapping[str, Any], split: str) -> dict[str, Any]:
     if split == "test" and env["test_tasks"]:
         source = env["test_tasks"]
     kwargs: dict[str, Any] = {"max_turns": env["max_turns"]}
+    if env["turn_notice"]:
+        kwargs["turn_notice"] = True
     if env["id"] == _FRONTEND:
         from sweetrl_gym.tasks import load_frontend_tasks
 

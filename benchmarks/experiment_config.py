@@ -73,6 +73,7 @@ DEFAULTS: dict[str, Any] = {
         "test_tasks": "",  # the official JSONL of the held-out tasks ("": same as tasks)
         "difficulty": [],  # backend only: [lo, hi] hidden facts that matter
         "families": [],  # backend only: bundled task families to keep ([]: all)
+        "turn_notice": False,  # not official: the human's replies say how many turns are left
     },
     "policy": {
         # "default" (SmolLM2-135M), "tiny" (random init), a local folder or a hub id

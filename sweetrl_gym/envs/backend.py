@@ -41,6 +41,8 @@ class ColBenchBackendEnv(CollaborativeEnv):
         timeout_s: Seconds each hidden test may run.
         official_parity: Score with the official comparison rule.
         max_reply_chars: The human's replies are cut to this length (official: 400).
+        turn_notice: End each reply of the human with how many agent messages are left
+            ("(2 messages left.)"; with one: that it is the final answer). Not official.
         sandbox: The sandbox to score in (default: the shared one).
 
     """
@@ -55,6 +57,7 @@ class ColBenchBackendEnv(CollaborativeEnv):
         timeout_s: float = 1.0,
         official_parity: bool = False,
         max_reply_chars: int = 400,
+        turn_notice: bool = False,
         sandbox: Sandbox | None = None,
     ):
         check_max_turns(max_turns)  # before the tasks load
@@ -68,6 +71,7 @@ class ColBenchBackendEnv(CollaborativeEnv):
             max_turns=max_turns,
             render_mode=render_mode,
             max_reply_chars=max_reply_chars,
+            turn_notice=turn_notice,
         )
         self.timeout_s = timeout_s
         self.official_parity = official_parity

@@ -11,9 +11,21 @@ from sweetrl_gym.actions import ParsedAction, parse_action
 from sweetrl_gym.simulators import Simulator, SimulatorError
 from sweetrl_gym.spaces import Utterance
 
-__all__ = ["CollaborativeEnv", "check_max_turns", "format_dialogue"]
+__all__ = ["CollaborativeEnv", "check_max_turns", "format_dialogue", "turn_notice"]
 
 _MAX_MESSAGE_CHARS = 1_000_000
+
+
+def turn_notice(left: int) -> str:
+    """Return what the human's reply ends with when the agent is told its turns left.
+
+    Not in the official environment (its agent is never told): an option, because the
+    decision to answer depends on how many messages are left, which an agent otherwise
+    has to count from the dialogue.
+    """
+    if left == 1:
+        return " (One message left: your next message is your final answer.)"
+    return f" ({left} messages left.)"
 
 
 def check_max_turns(max_turns: Any) -> None:
@@ -51,6 +63,7 @@ class CollaborativeEnv(gym.Env[str, str]):
         max_turns: int,
         render_mode: str | None,
         max_reply_chars: int,
+        turn_notice: bool = False,
     ):
         check_max_turns(max_turns)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
@@ -66,6 +79,7 @@ class CollaborativeEnv(gym.Env[str, str]):
         self.max_turns = max_turns
         self.render_mode = render_mode
         self.max_reply_chars = max_reply_chars
+        self.turn_notice = bool(turn_notice)
         self.observation_space = Utterance(_MAX_MESSAGE_CHARS)
         self.action_space = Utterance(_MAX_MESSAGE_CHARS)
         self._task: Any = None
@@ -153,6 +167,8 @@ class CollaborativeEnv(gym.Env[str, str]):
             info.update(answer=answer, turn_limit_reached=not parsed.is_answer, **details)
             return "", reward, True, False, info
         reply = self._ask_human()
+        if self.turn_notice:
+            reply += turn_notice(self.max_turns - self._turn)
         self._messages.append({"role": "user", "content": reply})
         return reply, 0.0, False, False, self._info()
 

@@ -57,6 +57,8 @@ class ColBenchFrontendEnv(CollaborativeEnv):
         screenshot_dir: Keep screenshots here (default: a temporary folder removed by
             :meth:`close`).
         max_reply_chars: The human's replies are cut to this length (official: 1,000).
+        turn_notice: End each reply of the human with how many agent messages are left
+            ("(2 messages left.)"; with one: that it is the final answer). Not official.
         success_threshold: Similarity that counts as a success.
 
     """
@@ -75,6 +77,7 @@ class ColBenchFrontendEnv(CollaborativeEnv):
         renderer: Any = None,
         screenshot_dir: str | Path | None = None,
         max_reply_chars: int = 1000,
+        turn_notice: bool = False,
         success_threshold: float = 0.9,
     ):
         from sweetrl_gym.render import default_renderer
@@ -95,6 +98,7 @@ class ColBenchFrontendEnv(CollaborativeEnv):
             max_turns=max_turns,
             render_mode=render_mode,
             max_reply_chars=max_reply_chars,
+            turn_notice=turn_notice,
         )
         self.success_threshold = success_threshold
         self._own_dir = screenshot_dir is None
