@@ -103,6 +103,19 @@ def test_bundled_configs_load_and_bad_overrides_are_clear():
         load_config("nope")
 
 
+def test_env_turn_notice_reaches_the_environment():
+    import gymnasium as gym
+
+    kwargs = env_kwargs(load_config("smoke", ["env.turn_notice=true"]), "train")
+    env = gym.make("ColBench-Backend-v0", **kwargs)
+    env.reset(seed=0)
+    reply = env.step("What is the name?")[0]  # smoke: 2 turns, so one is left
+    assert reply.endswith("(One message left: your next message is your final answer.)")
+    assert "turn_notice" not in env_kwargs(load_config("smoke"), "train")  # off by default
+    with pytest.raises(ConfigError, match=r"env\.turn_notice must be true or false"):
+        load_config("smoke", ["env.turn_notice='yes'"])
+
+
 def test_env_families_and_difficulty_select_the_tasks():
     config = load_config(
         "smoke", ["env.families=['pass_fail', 'taxi_fare']", "env.difficulty=[1, 2]"]

@@ -96,6 +96,21 @@ def test_turn_limit_takes_last_message_as_answer(small_tasks):
     assert reward == 1.0 and info["turn"] == 3
 
 
+def test_turn_notice_tells_the_agent_how_many_messages_are_left(small_tasks):
+    quiet = gym.make("ColBench-Backend-v0", tasks=small_tasks, max_turns=3)
+    told = gym.make("ColBench-Backend-v0", tasks=small_tasks, max_turns=3, turn_notice=True)
+    for env in (quiet, told):
+        env.reset(options={"task_index": 2})
+    plain = quiet.step("Any rounding?")[0]
+    first = told.step("Any rounding?")[0]
+    assert first == plain + " (2 messages left.)"  # the human's reply, then the notice
+    second, _, _, _, info = told.step("Anything else?")
+    assert second.endswith("(One message left: your next message is your final answer.)")
+    assert info["messages"][-1]["content"] == second  # the agent's context holds it too
+    _, reward, terminated, _, info = told.step(small_tasks[2].ground_truth)
+    assert terminated and info["turn_limit_reached"] and reward == 1.0
+
+
 def test_default_limit_is_ten_turns(env):
     env.reset(options={"task_index": 0})
     for turn in range(1, 11):
