@@ -132,8 +132,8 @@ def check_temperature(value: Any, name: str = "temperature") -> float:
 class ChatClient:
     """Calls ``POST {base_url}/chat/completions`` and returns the reply text.
 
-    Thread-safe: each call opens its own connection and keeps no state between calls,
-    so one client may serve a thread pool.
+    Thread-safe: calls share the SDK's pool of connections and keep no state of their
+    own, so one client may serve a thread pool (and an agent, a simulator and a judge).
 
     Args:
         base_url: The API root, e.g. ``http://localhost:8000/v1`` (vLLM) or
