@@ -22,7 +22,7 @@ from algorithms.batches import Dialogue, split_by_lengths
 from algorithms.callbacks import Callback
 from algorithms.config import TrainingConfig
 from algorithms.distributed import full_state_dict, is_main_process, map_sharded, wait
-from algorithms.logger import MetricsLogger, check_trackers
+from algorithms.logger import MetricsLogger
 from algorithms.logprobs import TokenizedTurns, encode_dialogues, encode_turns, turn_logprobs
 from algorithms.lora import (
     POLICY_ADAPTER,
@@ -189,7 +189,7 @@ class Algorithm(ABC):
         logger = MetricsLogger(
             run.tensorboard_dir,
             enabled=run.is_main,
-            trackers=check_trackers(self.config.report_to),
+            trackers=self.config.report_to,
             config={"algorithm": self.name, **self.config.to_dict()},
         )
         trainer = Trainer(self.config, run, logger, self.callbacks, self, self.policy.model)

@@ -126,8 +126,6 @@ class TrainingConfig:
         from algorithms.logger import check_trackers
 
         check_trackers(self.report_to)
-        if self.output_dir is not None:
-            object.__setattr__(self, "output_dir", str(self.output_dir))
 
     def _check_types(self) -> None:
         # Settings often arrive as text (TOML overrides, JSON): a wrong type must fail

@@ -56,7 +56,7 @@ class MetricsLogger:
         log_dir: The folder of trackers that write files (TensorBoard), or ``None``:
             those are then left out.
         enabled: Whether this process logs at all.
-        trackers: Names from :func:`check_trackers`.
+        trackers: What :func:`check_trackers` takes (checked here).
         config: Settings stored with the run by trackers that keep them (W&B, MLflow).
 
     Attributes:
@@ -69,7 +69,7 @@ class MetricsLogger:
         log_dir: str | Path | None = None,
         *,
         enabled: bool = True,
-        trackers: Sequence[str] = ("tensorboard",),
+        trackers: str | Sequence[str] = "tensorboard",
         config: Mapping[str, Any] | None = None,
     ):
         self.history: list[tuple[int, str, float]] = []

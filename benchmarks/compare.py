@@ -309,7 +309,7 @@ def check_training_settings(config: Mapping[str, Any], names: Iterable[str] = ()
     from benchmarks.experiment_config import warm_start_settings
 
     methods = config["methods"]
-    named = [*config["methods"]["run"], *(k for k in methods if k != "run"), *names]
+    named = [*methods["run"], *(k for k in methods if k != "run"), *names]
     checks = [
         (name, f"[training] or [methods.{name}]", {**config["training"], **methods.get(name, {})})
         for name in dict.fromkeys(named)
