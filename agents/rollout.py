@@ -153,7 +153,8 @@ def collect(
     ``seeds=``, each conversation's episode seed, so that their own random choices, and
     so the episodes, depend only on ``seed`` and the plan (not on ``num_envs`` or a
     resume; :class:`~agents.RandomAgent` does this). The agent's ``last_prompts`` (the
-    exact formatted prompts, when it reports them) are recorded as each turn's ``prompt``.
+    exact formatted prompts, when it reports them) are recorded as each turn's ``prompt``,
+    and its ``last_logprobs`` (the behaviour log-probs a server returned) as ``logprob``.
 
     Args:
         env_id_or_envs: A registered id (``"ColBench-Backend-v0"``), or environments
@@ -416,11 +417,12 @@ def _run(
             else:
                 replies = agent.act(batch, **seeds)
             _check_replies(replies, len(batch), agent)
-            prompts = getattr(agent, "last_prompts", None)
-            if not isinstance(prompts, list) or len(prompts) != len(batch):
-                prompts = [None] * len(batch)
+            prompts = _per_reply(agent, "last_prompts", len(batch))
+            logprobs = _per_reply(agent, "last_logprobs", len(batch))
             steps = list(pool.map(lambda s, a: s.env.step(a), active, replies))
-            for slot, action, prompt, step in zip(active, replies, prompts, steps):
+            for slot, action, prompt, logprob, step in zip(
+                active, replies, prompts, logprobs, steps
+            ):
                 _, reward, terminated, truncated, info = step
                 slot.turns.append(
                     Turn(
@@ -429,6 +431,7 @@ def _run(
                         prompt=prompt,
                         reward=float(reward),
                         done=bool(terminated or truncated),
+                        logprob=logprob,
                     )
                 )
                 slot.info = info
@@ -475,6 +478,14 @@ def _trajectory(slot: _Slot, env_name: str, agent_description: dict[str, Any]) -
         reference=dict(info.get("reference") or {}),
         metadata=metadata,
     )
+
+
+def _per_reply(agent: object, name: str, expected: int) -> list[Any]:
+    """Return the agent's per-reply record ``name`` of its last ``act`` (else ``None`` each)."""
+    values = getattr(agent, name, None)
+    if not isinstance(values, list) or len(values) != expected:
+        return [None] * expected
+    return values
 
 
 def _check_replies(replies: Any, expected: int, agent: object) -> None:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agents.base import Message
 from agents.prompts import BACKEND_AGENT_PROMPT
@@ -15,10 +16,16 @@ from sweetrl_gym.local_lm import (
     check_chat_tokenizer,
     generate_texts,
     place_model,
+    weights_identity,
 )
 from sweetrl_gym.messages import validate_messages
 
+if TYPE_CHECKING:
+    from agents.served import ServedModel
+
 __all__ = ["TransformersAgent"]
+
+logger = logging.getLogger(__name__)
 
 _SEED_STRIDE = 1_000_003  # spreads per-call seeds of nearby agent seeds apart
 _SEED_MOD = 2**63 - 1
@@ -39,6 +46,10 @@ class TransformersAgent:
     Inside :meth:`prefix_caching` (which :func:`agents.collect` enters), the key/value
     states of earlier prompts and replies are reused, so each turn computes only the
     tokens that are new since the conversation's previous turn.
+
+    After :meth:`serve_from`, generation goes through an OpenAI-compatible server that
+    holds the same weights (vLLM, ``transformers serve``; see :mod:`agents.served`) for as
+    long as the local weights stay unchanged.
 
     Args:
         model: A ``transformers`` causal LM (anything with ``generate``).
@@ -65,6 +76,11 @@ class TransformersAgent:
         streamer: ``None``, or a transformers streamer (``TextStreamer``) that shows a
             reply as it is generated, when one conversation is played at a time
             (``sweetrl play`` sets one).
+        server: The :class:`~agents.served.ServedModel` generation goes through, or
+            ``None`` (local generation).
+        last_logprobs: The summed log-probability of each reply of the last ``act``
+            under the weights that sampled it, where the server returned them (else
+            ``None`` entries); rollouts record them as ``Turn.logprob``.
 
     """
 
@@ -97,8 +113,36 @@ class TransformersAgent:
         self.last_prompts: list[str] = []
         self.stats = GenerationStats()
         self.streamer: Any = None
+        self.server: ServedModel | None = None
+        self.last_logprobs: list[float | None] = []
+        self._last_logprobs: list[list[float | None]] = []
+        self._served_weights: tuple[Any, ...] | None = None
         self._calls = 0
         self._prefix_cache: PrefixCache | None = None
+
+    def serve_from(self, server: ServedModel | None) -> None:
+        """Generate through ``server`` from now on (``None``: locally again).
+
+        The server must hold the agent's current weights (e.g. serve the folder they
+        were loaded from). Once they change (a training step), the agent generates
+        locally again and logs a warning: a stale server would sample another policy.
+
+        Args:
+            server: Where generation goes.
+
+        """
+        self.server = server
+        self._served_weights = None if server is None else weights_identity(self.model)
+
+    def _serving(self) -> ServedModel | None:
+        """Return the server, unless the weights changed since :meth:`serve_from`."""
+        if self.server is not None and weights_identity(self.model) != self._served_weights:
+            logger.warning(
+                "the policy's weights changed since it was served by %r: generating locally",
+                self.server,
+            )
+            self.serve_from(None)
+        return self.server
 
     @contextlib.contextmanager
     def prefix_caching(self, max_bytes: int = 2**30) -> Iterator[PrefixCache]:
@@ -162,7 +206,9 @@ class TransformersAgent:
         """
         prompts = self.format_prompts(batch)
         self.last_prompts = prompts
-        return [texts[0] for texts in self.generate(prompts)]
+        texts = [replies[0] for replies in self.generate(prompts)]
+        self.last_logprobs = [row[0] for row in self._last_logprobs]
+        return texts
 
     def generate(
         self,
@@ -201,9 +247,23 @@ class TransformersAgent:
         for i, prompt in enumerate(prompts):
             if not isinstance(prompt, str) or not prompt:
                 raise ValueError(f"prompt {i} must be a non-empty str, got {prompt!r:.80}")
+        self._last_logprobs = [[None] * n for _ in prompts]
         if not prompts:
             return []
         self._calls += 1
+        seed = None if self.seed is None else (self.seed * _SEED_STRIDE + self._calls) % _SEED_MOD
+        server = self._serving()
+        if server is not None:
+            served = server.generate(
+                list(prompts),
+                n=n,
+                temperature=temperature,
+                top_p=top_p,
+                max_new_tokens=max_new_tokens,
+                seed=seed,
+            )
+            self._last_logprobs = [[c.logprob for c in row] for row in served]
+            return [[c.text for c in row] for row in served]
         cache = self._prefix_cache
         if cache is None and n > 1:
             # The n samples of a prompt share its states: computed once, within this call
@@ -217,9 +277,7 @@ class TransformersAgent:
             top_p=top_p,
             max_new_tokens=max_new_tokens,
             batch_size=self.batch_size,
-            seed=None
-            if self.seed is None
-            else (self.seed * _SEED_STRIDE + self._calls) % _SEED_MOD,
+            seed=seed,
             prefix_cache=cache,
             stats=self.stats,
             streamer=self.streamer if len(prompts) * n == 1 else None,

@@ -33,6 +33,7 @@ from typing import Any
 
 import sweetrl_gym  # noqa: F401 - registers the environments
 from benchmarks.experiment_config import DTYPES
+from benchmarks.serving import generation, model_source, served_folder
 from sweetrl_gym import TrajectoryBuffer
 from sweetrl_gym.processes import process_state
 from sweetrl_gym.simulators import user_said
@@ -130,6 +131,17 @@ def base_policy(config: Mapping[str, Any], out: Path, *, evaluation: bool = Fals
     if not config["warm_start"]["demonstrator"]:
         return build_policy(config, evaluation=evaluation)
     return saved_policy(out / "methods" / WARM_START / "model", config, evaluation=evaluation)
+
+
+def _base(config: Mapping[str, Any], out: Path) -> tuple[Any, str | Path | None]:
+    """Return a fresh base policy, and what a server loads to serve it."""
+    if not config["warm_start"]["demonstrator"]:
+        return build_policy(config), model_source(config)
+    return base_policy(config, out), served_folder(out / "methods" / WARM_START / "model")
+
+
+def _server_log(out: Path, stage: str) -> Path:
+    return out / "servers" / f"{stage}.log"
 
 
 def saved_policy(directory: Path, config: Mapping[str, Any], *, evaluation: bool = False) -> Any:
@@ -499,9 +511,10 @@ def run_comparison(
     train_indices = range(offset, offset + n_train)
     k = config["data"]["samples_per_task"]
     say(f"[1/4] collecting {n_train} tasks x {k} episodes with the base policy")
-    buffer = _collect_train(
-        config, base_policy(config, out), train_indices, out / "data" / "train.jsonl", progress, k
-    )
+    with generation(*_base(config, out), config, _server_log(out, "collect")) as policy:
+        buffer = _collect_train(
+            config, policy, train_indices, out / "data" / "train.jsonl", progress, k
+        )
     for name in config["data"]["demonstrations"]:
         say(f"      adding {name} demonstrations on the same tasks")
         path = out / "data" / f"demonstrations-{name}.jsonl"
@@ -516,9 +529,10 @@ def run_comparison(
     trained = [m for m in config["methods"]["run"] if m != "zero-shot"]
     for index, name in enumerate(trained, start=1):
         say(f"[2/4] fitting {name} ({index}/{len(trained)})")
-        fits[name] = fit_method(
-            name, config, buffer, out / "methods" / name, policy=base_policy(config, out)
-        )
+        # Its samples (SWEET-RL's candidates, ArCHer's) come from the base: served, if so
+        # configured, until training changes the weights.
+        with generation(*_base(config, out), config, _server_log(out, name)) as policy:
+            fits[name] = fit_method(name, config, buffer, out / "methods" / name, policy=policy)
         if fits[name]["status"] == "skipped":
             say(f"      skipped: {fits[name]['reason']}")
 
@@ -534,10 +548,13 @@ def run_comparison(
     for name in sorted(names, key=lambda n: n == "zero-shot"):
         say(f"[3/4] evaluating {name}")
         if name == "zero-shot":
-            agent = build_policy(config, evaluation=True)
+            agent, source = build_policy(config, evaluation=True), model_source(config)
         else:
-            agent = saved_policy(out / "methods" / name / "model", config, evaluation=True)
-        evals[name] = _evaluate(name, agent, config, out, progress)
+            directory = out / "methods" / name / "model"
+            agent = saved_policy(directory, config, evaluation=True)
+            source = served_folder(directory)
+        with generation(agent, source, config, _server_log(out, f"eval-{name}")):
+            evals[name] = _evaluate(name, agent, config, out, progress)
         del agent
         gc.collect()
     base = WARM_START if WARM_START in evals else "zero-shot"

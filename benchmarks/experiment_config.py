@@ -88,6 +88,15 @@ DEFAULTS: dict[str, Any] = {
         # "full" (the default agent prompt), "short" (one line, for small models trained
         # on the protocol) or the prompt's own text.
         "system_prompt": "full",
+        # Generation through an OpenAI-compatible server (collection, SWEET-RL's and
+        # ArCHer's samples, evaluation); training stays local. Either a command that
+        # serves a saved policy folder, started for each stage that samples from one
+        # ("vllm serve {model} --port {port}"; {device}: the process's local index), or
+        # the root of a running server that loads models by name ("http://host:8000/v1",
+        # e.g. transformers serve). "": local generation.
+        "server_command": "",
+        "server_base_url": "",
+        "server_concurrency": 32,  # requests in flight per process
     },
     # Behaviour cloning before RL: every method then starts from the clone (the "base").
     # Other keys of this section are BehaviorCloning settings over [training].
@@ -246,6 +255,7 @@ def _check(config: dict[str, Any]) -> None:
             f"policy.dtype must be one of {DTYPES}, got {config['policy']['dtype']!r}"
         )
     _check_warm_start(config["warm_start"])
+    _check_server(config["policy"])
     if config["env"]["simulator"] not in ("default", "openai"):
         raise ConfigError("env.simulator must be 'default' or 'openai'")
     if config["env"]["simulator"] == "openai" and not config["env"]["simulator_base_url"]:
@@ -258,6 +268,28 @@ def warm_start_settings(config: Mapping[str, Any]) -> dict[str, Any]:
     """Return the behaviour-cloning settings of the warm start: ``[training]`` updated by it."""
     extra = {k: v for k, v in config["warm_start"].items() if k not in _WARM_START_KEYS}
     return {**config["training"], **extra}
+
+
+def _check_server(policy: Mapping[str, Any]) -> None:
+    from sweetrl_gym.chat_api import check_base_url
+    from sweetrl_gym.model_server import check_server_command
+
+    command, url = policy["server_command"], policy["server_base_url"]
+    if command and url:
+        raise ConfigError(
+            "set policy.server_command (a server started for each policy) or "
+            "policy.server_base_url (a running one), not both"
+        )
+    try:
+        if command:
+            check_server_command(command)
+        if url:
+            check_base_url(url)
+    except ValueError as err:
+        raise ConfigError(f"policy.server_{'command' if command else 'base_url'}: {err}") from None
+    concurrency = policy["server_concurrency"]
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ConfigError(f"policy.server_concurrency must be >= 1, got {concurrency!r}")
 
 
 def _check_warm_start(section: Mapping[str, Any]) -> None:

@@ -10,6 +10,10 @@ once (a wrong key or model name does not get better by asking again)::
 
     client = ChatClient("http://localhost:8000/v1", "meta-llama/Llama-3.1-8B-Instruct")
     text = client.complete([{"role": "user", "content": "Hi!"}], temperature=0.0)
+
+The same client also sends already-formatted prompts to the legacy text endpoint,
+``POST {base_url}/completions`` (:meth:`ChatClient.complete_prompt`): a local policy's
+generation served by vLLM or ``transformers serve`` sees exactly the prompt it was trained on.
 """
 
 from __future__ import annotations
@@ -24,11 +28,20 @@ import random
 import time
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sweetrl_gym.messages import validate_messages
 
-__all__ = ["ChatAPIError", "ChatClient", "check_client", "check_int", "check_temperature"]
+__all__ = [
+    "ChatAPIError",
+    "ChatClient",
+    "TextCompletion",
+    "check_base_url",
+    "check_client",
+    "check_int",
+    "check_temperature",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -66,6 +79,23 @@ class ChatAPIError(RuntimeError):
         self.status = status
         self.body_excerpt = body_excerpt
         self.attempts = attempts
+
+
+@dataclass(frozen=True)
+class TextCompletion:
+    """One completion of a prompt from the text endpoint.
+
+    Attributes:
+        text: The generated text.
+        logprob: The sum of its tokens' log-probabilities under the served model, when
+            the server returned them (vLLM does; ``transformers serve`` does not).
+        finish_reason: Why generation stopped (``"stop"``, ``"length"``), as reported.
+
+    """
+
+    text: str
+    logprob: float | None = None
+    finish_reason: str | None = None
 
 
 class _AttemptFailed(Exception):
@@ -165,7 +195,7 @@ class ChatClient:
         max_backoff_s: float = 30.0,
         sleep: Callable[[float], None] = time.sleep,
     ):
-        self.base_url = _check_base_url(base_url)
+        self.base_url = check_base_url(base_url)
         if not isinstance(model, str) or not model.strip():
             raise ValueError(f"model must be a non-empty string, got {model!r}")
         _check_number("timeout_s", timeout_s, positive=True)
@@ -183,6 +213,7 @@ class ChatClient:
             raise ValueError(f"api_key must be a string, got {type(api_key).__name__}")
         self.model = model
         self.url = f"{self.base_url}/chat/completions"
+        self.text_url = f"{self.base_url}/completions"
         self.timeout_s = float(timeout_s)
         self.max_retries = max_retries
         self.backoff_s = float(backoff_s)
@@ -240,20 +271,74 @@ class ChatClient:
             json.dumps(body)
         except (TypeError, ValueError) as err:
             raise ValueError(f"the chat cannot be sent as JSON: {err}") from err
-        return self._post_with_retries(body)
+        return self._post_with_retries(body, self._post_chat, self.url)
 
-    def _post_with_retries(self, body: dict[str, Any]) -> str:
+    def complete_prompt(
+        self,
+        prompt: str,
+        *,
+        n: int = 1,
+        temperature: float = 1.0,
+        top_p: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        logprobs: bool = False,
+    ) -> list[TextCompletion]:
+        """Send one formatted prompt to the text endpoint; return its completions.
+
+        The prompt goes as is (no chat template is applied by the server), so a policy
+        that formats its own prompts generates from exactly the text it was trained on.
+
+        Args:
+            prompt: The whole prompt, chat template included.
+            n: Completions asked for. A server that ignores ``n`` (``transformers
+                serve``) returns fewer; the caller asks again for the rest.
+            temperature: Sampling temperature (0: greedy).
+            top_p: Nucleus sampling mass (``None``: the server's default).
+            max_tokens: Most tokens to generate (``None``: the server's default).
+            seed: Sampling seed, for servers that honour it.
+            logprobs: Ask for the sampled tokens' log-probabilities.
+
+        Returns:
+            The completions the server returned, in its order (at least one).
+
+        Raises:
+            ChatAPIError: On a non-retryable HTTP error, or when every attempt failed.
+            ValueError: If the prompt or a sampling argument is invalid.
+
+        """
+        if not isinstance(prompt, str) or not prompt:
+            raise ValueError(f"prompt must be a non-empty str, got {prompt!r:.80}")
+        body: dict[str, Any] = {
+            "model": self.model,
+            "prompt": prompt,
+            "n": check_int("n", n),
+            "temperature": _check_number("temperature", temperature),
+        }
+        if top_p is not None:
+            body["top_p"] = _check_number("top_p", top_p)
+        if max_tokens is not None:
+            body["max_tokens"] = check_int("max_tokens", max_tokens)
+        if seed is not None:
+            body["seed"] = int(seed)
+        if logprobs:
+            body["logprobs"] = 1  # the legacy field: log-probs of the sampled tokens
+        return self._post_with_retries(body, self._post_text, self.text_url)
+
+    def _post_with_retries(
+        self, body: dict[str, Any], post: Callable[[dict[str, Any]], Any], url: str
+    ) -> Any:
         attempts = self.max_retries + 1
         for attempt in range(1, attempts + 1):
             try:
-                return self._post_once(body)
+                return post(body)
             except _AttemptFailed as failure:
                 if not failure.retryable or attempt == attempts:
-                    raise self._error(failure, attempt) from None
+                    raise self._error(failure, attempt, url) from None
                 delay = self._delay(attempt, failure.retry_after)
                 logger.info(
-                    "chat request to %s failed (%s), retry %d/%d in %.2fs",
-                    self.url,
+                    "request to %s failed (%s), retry %d/%d in %.2fs",
+                    url,
                     failure.reason,
                     attempt,
                     self.max_retries,
@@ -262,15 +347,21 @@ class ChatClient:
                 self._sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _post_once(self, body: dict[str, Any]) -> str:
+    def _post_chat(self, body: dict[str, Any]) -> str:
+        raw, status = self._post_once(self._client.chat.completions, body)
+        return _reply_text(raw, status)
+
+    def _post_text(self, body: dict[str, Any]) -> list[TextCompletion]:
+        raw, status = self._post_once(self._client.completions, body)
+        return _text_completions(raw, status)
+
+    def _post_once(self, endpoint: Any, body: dict[str, Any]) -> tuple[bytes, int]:
         import openai
 
         # Without a key the Authorization header is left out (local servers need none).
         headers = {} if self._api_key else {"Authorization": openai.omit}
         try:
-            response = self._client.chat.completions.with_raw_response.create(
-                **body, extra_headers=headers
-            )
+            response = endpoint.with_raw_response.create(**body, extra_headers=headers)
         except openai.APIStatusError as err:
             raise _status_failure(err) from None
         except openai.APITimeoutError:
@@ -283,7 +374,7 @@ class ChatClient:
             raise _AttemptFailed(
                 f"response larger than {_MAX_RESPONSE_BYTES} bytes", retryable=True, status=status
             )
-        return _reply_text(raw, status)
+        return raw, status
 
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
@@ -291,17 +382,18 @@ class ChatClient:
         delay = min(self.backoff_s * 2 ** (attempt - 1), self.max_backoff_s)
         return random.uniform(delay / 2, delay)  # jitter spreads out a thread pool's retries
 
-    def _error(self, failure: _AttemptFailed, attempts: int) -> ChatAPIError:
+    def _error(self, failure: _AttemptFailed, attempts: int, url: str) -> ChatAPIError:
         status = f"HTTP {failure.status}" if failure.status is not None else "no HTTP status"
+        kind = "chat request" if url == self.url else "completion request"
         message = (
-            f"chat request to {self.url} (model {self.model!r}) failed after {attempts} "
+            f"{kind} to {url} (model {self.model!r}) failed after {attempts} "
             f"attempt{'s' if attempts != 1 else ''}: {status}: {failure.reason}"
         )
         if failure.excerpt and not failure.explained:
             message += f" — response: {failure.excerpt}"
         return ChatAPIError(
             message,
-            url=self.url,
+            url=url,
             model=self.model,
             status=failure.status,
             body_excerpt=failure.excerpt or failure.reason,
@@ -369,6 +461,41 @@ def _reply_text(raw: bytes, status: int) -> str:
     return content
 
 
+def _text_completions(raw: bytes, status: int) -> list[TextCompletion]:
+    excerpt = _excerpt(raw)
+
+    def malformed(what: str) -> _AttemptFailed:
+        return _AttemptFailed(
+            f"malformed response ({what})", retryable=True, status=status, excerpt=excerpt
+        )
+
+    try:
+        data = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise malformed("not JSON") from None
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list) or not choices:
+        raise malformed("no 'choices'")
+    completions = []
+    for index, choice in enumerate(choices):
+        text = choice.get("text") if isinstance(choice, dict) else None
+        if not isinstance(text, str):
+            raise malformed(f"choices[{index}].text is {type(text).__name__}, not str")
+        logprob = _summed_logprob(choice.get("logprobs"))
+        completions.append(TextCompletion(text, logprob, choice.get("finish_reason")))
+    return completions
+
+
+def _summed_logprob(logprobs: Any) -> float | None:
+    """Sum the legacy ``logprobs.token_logprobs``; ``None`` if absent or malformed."""
+    values = logprobs.get("token_logprobs") if isinstance(logprobs, dict) else None
+    if not isinstance(values, list) or not values:
+        return None
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return None
+    return float(sum(values))
+
+
 def _server_error_message(raw: bytes) -> str:
     """Return the message of an OpenAI-style error body (``{"error": {"message": ...}}``)."""
     try:
@@ -403,7 +530,13 @@ def _parse_retry_after(value: str | None) -> float | None:
     return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
-def _check_base_url(base_url: str) -> str:
+def check_base_url(base_url: str) -> str:
+    """Return the API root ``base_url`` (stripped, no trailing slash) if it is usable.
+
+    Raises:
+        ValueError: Saying what is wrong (scheme, host, query, an endpoint path).
+
+    """
     if not isinstance(base_url, str):
         raise ValueError(f"base_url must be a string, got {type(base_url).__name__}")
     parts = urllib.parse.urlsplit(base_url.strip())

@@ -25,7 +25,18 @@ __all__ = [
     "generate_texts",
     "model_device",
     "place_model",
+    "weights_identity",
 ]
+
+
+def weights_identity(model: Any) -> tuple[Any, ...]:
+    """Return what changes when ``model``'s weights do.
+
+    The model, and each parameter's storage, dtype and in-place version counter (an
+    optimizer step bumps it). Cheap (no tensor is read), so generation can check before
+    each call that kept states or a served copy still belong to the current weights.
+    """
+    return (id(model), *((p.data_ptr(), p.dtype, p._version) for p in model.parameters()))
 
 
 @dataclass
@@ -113,7 +124,7 @@ class PrefixCache:
 
     def _bind(self, model: Any) -> None:
         """Empty the cache if ``model`` is not the model (and weights) that filled it."""
-        owner = (id(model), *((p.data_ptr(), p.dtype, p._version) for p in model.parameters()))
+        owner = weights_identity(model)
         if owner != self._owner:
             self._entries = []
             self._owner = owner

@@ -64,6 +64,9 @@ class Turn:
         done: Whether this turn ended the episode.
         extra: Keys of an official assistant message beyond ``role``, ``content``,
             ``input`` and ``output``, kept so that official files round-trip unchanged.
+        logprob: The action's summed token log-probability under the policy that
+            sampled it (the behaviour policy), when its generator reported one (a
+            server that returns log-probs); ``None`` otherwise.
 
     """
 
@@ -73,6 +76,7 @@ class Turn:
     reward: float = 0.0
     done: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    logprob: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-serialisable dict."""
@@ -85,6 +89,8 @@ class Turn:
         }
         if self.extra:
             data["extra"] = dict(self.extra)
+        if self.logprob is not None:
+            data["logprob"] = self.logprob
         return data
 
     @classmethod
@@ -97,6 +103,7 @@ class Turn:
             reward=float(data.get("reward", 0.0)),
             done=bool(data.get("done", False)),
             extra=dict(data.get("extra") or {}),
+            logprob=None if data.get("logprob") is None else float(data["logprob"]),
         )
 
 

@@ -10,7 +10,9 @@ thread) that answers ``POST /v1/chat/completions`` like the OpenAI API::
         assert [r.body["model"] for r in server.requests] == ["m", "m"]
 
 Each request takes the next injected fault, if any (see :data:`FAULTS`); the others get
-``reply(messages)``. The server records every request and how many were in flight at
+``reply(messages)``. ``POST /v1/completions`` (the text endpoint) answers ``text_reply(prompt,
+index)`` for each of the ``n`` completions asked (only one when ``honours_n=False``, as
+``transformers serve`` does), with token log-probs when asked and ``returns_logprobs``. The server records every request and how many were in flight at
 once (``max_in_flight``), so tests can check concurrency without timing.
 """
 
@@ -25,7 +27,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["FAULTS", "FakeOpenAI", "RecordedRequest", "echo"]
+__all__ = ["FAULTS", "FakeOpenAI", "RecordedRequest", "echo", "echo_text"]
 
 FAULTS = {
     "500": "HTTP 500 with an OpenAI-style error body",
@@ -41,11 +43,17 @@ FAULTS = {
 }
 
 CHAT_PATH = "/v1/chat/completions"
+TEXT_PATH = "/v1/completions"
 
 
 def echo(messages: list[dict[str, Any]]) -> str:
     """Default reply: ``"echo: "`` + the last message's content."""
     return f"echo: {messages[-1]['content']}"
+
+
+def echo_text(prompt: str, index: int) -> str:
+    """Default text completion: ``"<index>: "`` + the prompt's last 20 characters."""
+    return f"{index}: {prompt[-20:]}"
 
 
 @dataclass(frozen=True)
@@ -69,6 +77,10 @@ class _Fault:
 class _State:
     reply: Callable[[list[dict[str, Any]]], str]
     delay_s: float
+    text_reply: Callable[[str, int], str] = echo_text
+    honours_n: bool = True
+    returns_logprobs: bool = True
+    completions: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
     faults: collections.deque[_Fault] = field(default_factory=collections.deque)
     requests: list[RecordedRequest] = field(default_factory=list)
@@ -84,6 +96,10 @@ class FakeOpenAI:
         reply: Maps the request's messages to the reply text (default: :func:`echo`).
             If it raises, the server answers HTTP 500 with the error.
         delay_s: Seconds every request waits before it is answered.
+        text_reply: Maps a text request's prompt and the completion's number (counted
+            over the server's life) to its text (default: :func:`echo_text`).
+        honours_n: Return ``n`` text completions (else one, whatever ``n`` is).
+        returns_logprobs: Return token log-probs (-0.5 a word) when a text request asks.
 
     """
 
@@ -92,8 +108,17 @@ class FakeOpenAI:
         reply: Callable[[list[dict[str, Any]]], str] = echo,
         *,
         delay_s: float = 0.0,
+        text_reply: Callable[[str, int], str] = echo_text,
+        honours_n: bool = True,
+        returns_logprobs: bool = True,
     ):
-        self._state = _State(reply=reply, delay_s=delay_s)
+        self._state = _State(
+            reply=reply,
+            delay_s=delay_s,
+            text_reply=text_reply,
+            honours_n=honours_n,
+            returns_logprobs=returns_logprobs,
+        )
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.state = self._state  # type: ignore[attr-defined]
         self._thread = threading.Thread(
@@ -204,7 +229,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _respond(self, state: _State, body: Any, fault: _Fault | None) -> None:
         kind = fault.kind if fault else None
-        if self.path != CHAT_PATH:
+        if self.path == TEXT_PATH and kind in (None, "delay"):
+            self._respond_text(state, body)
+        elif self.path not in (CHAT_PATH, TEXT_PATH):
             self._send_error(404, "not_found", f"no route POST {self.path}")
         elif kind == "disconnect":
             self.close_connection = True  # nothing written: the client sees a closed socket
@@ -233,6 +260,24 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_error(500, "server_error", f"reply function failed: {err!r}")
                 return
             self._send_json(200, _completion(body.get("model"), content))
+
+    def _respond_text(self, state: _State, body: Any) -> None:
+        if not isinstance(body, dict) or not isinstance(body.get("prompt"), str):
+            self._send_error(400, "invalid_request_error", "Body needs a 'prompt' string.")
+            return
+        count = int(body.get("n") or 1) if state.honours_n else 1
+        choices = []
+        for index in range(count):
+            with state.lock:
+                number = state.completions
+                state.completions += 1
+            text = state.text_reply(body["prompt"], number)
+            choice: dict[str, Any] = {"index": index, "text": text, "finish_reason": "stop"}
+            if body.get("logprobs") and state.returns_logprobs:
+                words = text.split()
+                choice["logprobs"] = {"tokens": words, "token_logprobs": [-0.5] * len(words)}
+            choices.append(choice)
+        self._send_json(200, {"id": "cmpl-fake", "object": "text_completion", "choices": choices})
 
     def _send_error(
         self, status: int, code: str, message: str, headers: dict[str, str] | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -86,3 +87,30 @@ def test_compare_on_two_processes_ddp_and_resume(tmp_path):
 def test_compare_on_two_processes_fsdp2(tmp_path):
     out = tmp_path / "fsdp"
     check_run(out, compare(out, fsdp=True))
+
+
+def test_compare_on_two_processes_serves_each_process_its_own_server(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    out = tmp_path / "served"
+    serve = f"{sys.executable} -m transformers.cli.transformers serve {{model}} --port {{port}}"
+    args = [
+        "tests.distributed.run_compare",
+        "--debug",
+        "compare",
+        "--config",
+        "smoke",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--set",
+        f'policy.server_command="{serve}"',
+        "--set",
+        "methods.run=['rft']",
+    ]
+    run_on_processes(args, nproc=2, fsdp=False, timeout=900)
+    results = json.loads((out / "results.json").read_text())
+    assert results["processes"] == 2 and results["methods"]["rft"]["eval"]["num_tasks"] == 4
+    logs = {p.stem: p.read_text() for p in (out / "servers").glob("*.log")}
+    stages = ("collect", "eval-warm-start", "eval-rft")
+    assert set(logs) == {f"{stage}-{rank}" for stage in stages for rank in (0, 1)}
+    assert all("POST /v1/completions" in log for log in logs.values())

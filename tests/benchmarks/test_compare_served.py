@@ -1,0 +1,65 @@
+"""The comparison with its policies served by a real OpenAI-compatible server."""
+
+import json
+import sys
+
+import pytest
+
+from agents import evaluate
+from benchmarks.cli import main
+from benchmarks.compare import env_kwargs, saved_policy
+from benchmarks.experiment_config import ConfigError, load_config
+from sweetrl_gym import TrajectoryBuffer
+
+SERVE = f"{sys.executable} -m transformers.cli.transformers serve {{model}} --port {{port}}"
+
+
+@pytest.mark.slow
+def test_a_comparison_generates_through_a_real_server(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    out = tmp_path / "served"
+    overrides = [f'policy.server_command="{SERVE}"', "methods.run=['zero-shot','rft','sweet-rl']"]
+    args = ["compare", "--config", "smoke", "--out", str(out), "--no-progress"]
+    assert main([*args, *[f"--set={o}" for o in overrides]]) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert all(results["methods"][m]["eval"]["num_tasks"] == 4 for m in results["methods"])
+
+    # Every stage that samples from a saved policy served it; the rest started no server.
+    logs = {p.stem: p.read_text() for p in (out / "servers").glob("*.log")}
+    assert set(logs) == {"collect", "sweet-rl", "eval-warm-start", "eval-rft", "eval-sweet-rl"}
+    assert all("POST /v1/completions" in log for log in logs.values())
+
+    # Served greedy evaluation is the local one: the same episodes from the same weights.
+    config = load_config("smoke", overrides)
+    served = TrajectoryBuffer.load(out / "eval" / "warm-start.jsonl")
+    local = evaluate(
+        saved_policy(out / "methods" / "warm-start" / "model", config, evaluation=True),
+        "ColBench-Backend-v0",
+        split="test",
+        num_tasks=4,
+        num_envs=8,
+        seed=config["seed"],
+        env_kwargs=env_kwargs(config, "test"),
+        out=tmp_path / "local.jsonl",
+        progress=False,
+    )
+    assert local["success_rate"] == results["methods"]["warm-start"]["eval"]["success_rate"]
+    local_episodes = TrajectoryBuffer.load(tmp_path / "local.jsonl")
+    assert [t.messages for t in local_episodes] == [t.messages for t in served]
+
+
+def test_server_settings_are_checked_before_any_work():
+    with pytest.raises(ConfigError, match=r"policy.server_command: .*needs \{port\}"):
+        load_config("smoke", ["policy.server_command='vllm serve {model}'"])
+    with pytest.raises(ConfigError, match=r"policy\.server_base_url: base_url must start with"):
+        load_config("smoke", ["policy.server_base_url='localhost:8000'"])
+    with pytest.raises(ConfigError, match="not both"):
+        load_config(
+            "smoke",
+            [
+                "policy.server_base_url='http://localhost:8000/v1'",
+                "policy.server_command='vllm serve {model} --port {port}'",
+            ],
+        )
+    with pytest.raises(ConfigError, match="server_concurrency must be >= 1"):
+        load_config("smoke", ["policy.server_concurrency=0"])
