@@ -8,7 +8,9 @@ same run, on the same work) -> turn each result into rows (ours, baseline, ratio
 for the renderer, the default model missing) becomes a row "skipped: <reason>" and the
 others still run; one that fails becomes a row "error: <reason>".
 
-The benchmarks (each also runs alone as ``python -m benchmarks.<module>``):
+The benchmarks: each module's ``run(...)`` takes its settings as keyword arguments and
+returns its result, which is what this calls; each also runs alone as
+``python -m benchmarks.<module>``, which prints the result:
 
 - ``sandbox`` (sandbox_speed): candidates scored per second, our warm sandbox vs a fresh
   Python interpreter per candidate and vs the official in-process ``exec`` (no isolation).
@@ -31,7 +33,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
-import io
 import json
 import os
 import sys
@@ -55,36 +56,40 @@ __all__ = [
     "write_markdown",
 ]
 
-SCALES: dict[str, dict[str, list[str]]] = {
+SCALES: dict[str, dict[str, dict[str, Any]]] = {
     # For the tests: a couple of tasks each (use with --tiny).
     "smoke": {
-        "sandbox": "--tasks 2".split(),
-        "env": "--tasks 2 --num-envs 2".split(),
-        "render": "--pages 2".split(),
-        "rollout": "--tasks 2 --num-envs 2 --max-turns 2 --max-new-tokens 4".split(),
-        "dpo": "--pairs 4 --batch-size 2".split(),
-        "logprobs": "--turns 3 --tokens 300".split(),
+        "sandbox": {"tasks": 2},
+        "env": {"tasks": 2, "num_envs": 2},
+        "render": {"pages": 2},
+        "rollout": {"tasks": 2, "num_envs": 2, "max_turns": 2, "max_new_tokens": 4},
+        "dpo": {"pairs": 4, "batch_size": 2},
+        "logprobs": {"turns": 3, "tokens": 300},
     },
     # A few minutes on 2 idle CPU cores with the default model.
     "quick": {
-        "sandbox": "--tasks 30".split(),
-        "env": "--tasks 32 --frontend-tasks 6".split(),
-        "render": "--pages 8".split(),
-        "rollout": "--tasks 16 --num-envs 16 --max-turns 2 --max-new-tokens 64".split(),
-        "dpo": "--pairs 4 --batch-size 2".split(),
-        "logprobs": "--turns 8 --tokens 500".split(),
+        "sandbox": {"tasks": 30},
+        "env": {"tasks": 32, "frontend_tasks": 6},
+        "render": {"pages": 8},
+        "rollout": {"tasks": 16, "num_envs": 16, "max_turns": 2, "max_new_tokens": 64},
+        "dpo": {"pairs": 4, "batch_size": 2},
+        "logprobs": {"turns": 8, "tokens": 500},
     },
     # The budgets of the standalone scripts.
     "full": {
-        "sandbox": "--tasks 100".split(),
-        "env": "--tasks 100 --frontend-tasks 24".split(),
-        "render": "--pages 30".split(),
-        "rollout": "--tasks 16 --num-envs 8 --max-turns 3 --max-new-tokens 96".split(),
-        "dpo": "--pairs 16 --batch-size 4".split(),
-        "logprobs": "--turns 8 --tokens 3000".split(),
+        "sandbox": {"tasks": 100},
+        "env": {"tasks": 100, "frontend_tasks": 24},
+        "render": {"pages": 30},
+        "rollout": {"tasks": 16, "num_envs": 8, "max_turns": 3, "max_new_tokens": 96},
+        "dpo": {"pairs": 16, "batch_size": 4},
+        "logprobs": {"turns": 8, "tokens": 3000},
     },
 }
-"""Each benchmark's arguments at each ``--scale``."""
+"""Each benchmark's keyword arguments to its module's ``run`` at each ``--scale``.
+
+Those not given keep ``run``'s defaults (the standalone script's); the runners here add
+the output file and the model (the tiny one with ``--tiny``).
+"""
 
 _TRL_HINT = 'pip install "sweetrl-gym[bench]"'
 # Optional dependencies: a benchmark that needs a missing one is skipped, not failed.
@@ -210,10 +215,12 @@ def other_cpu_load() -> Iterator[dict[str, Any]]:
 # -- 2. The benchmarks: run one, turn its result into rows ----------------------------------
 
 
-def _run_sandbox(argv: list[str], raw_dir: Path, tiny: bool) -> tuple[dict[str, Any], list[Row]]:
+def _run_sandbox(
+    settings: dict[str, Any], raw_dir: Path, tiny: bool
+) -> tuple[dict[str, Any], list[Row]]:
     from benchmarks import sandbox_speed
 
-    result = sandbox_speed.main(argv)
+    result = sandbox_speed.run(**settings)
     rates = result["candidates_per_s"]
     ours = Measure("warm sandbox, one batch", rates["sandbox_batched"], "candidates/s")
     notes = (
@@ -240,10 +247,12 @@ def _run_sandbox(argv: list[str], raw_dir: Path, tiny: bool) -> tuple[dict[str, 
     return result, rows
 
 
-def _run_env(argv: list[str], raw_dir: Path, tiny: bool) -> tuple[dict[str, Any], list[Row]]:
+def _run_env(
+    settings: dict[str, Any], raw_dir: Path, tiny: bool
+) -> tuple[dict[str, Any], list[Row]]:
     from benchmarks import env_speed
 
-    result = env_speed.main([*argv, "--out", str(raw_dir / "env_speed.json")])
+    result = env_speed.run(**settings, out=raw_dir / "env_speed.json")
     rows = []
     for short, env_id in env_speed.ENVIRONMENTS.items():
         part = result.get(short)
@@ -269,7 +278,9 @@ def _run_env(argv: list[str], raw_dir: Path, tiny: bool) -> tuple[dict[str, Any]
     return result, rows
 
 
-def _run_render(argv: list[str], raw_dir: Path, tiny: bool) -> tuple[dict[str, Any], list[Row]]:
+def _run_render(
+    settings: dict[str, Any], raw_dir: Path, tiny: bool
+) -> tuple[dict[str, Any], list[Row]]:
     from benchmarks import env_speed
 
     missing = env_speed.renderer_missing()
@@ -277,7 +288,7 @@ def _run_render(argv: list[str], raw_dir: Path, tiny: bool) -> tuple[dict[str, A
         raise Skip(f"renderer not set up: {missing}")
     from benchmarks import render_speed
 
-    result = render_speed.main([*argv, "--out", str(raw_dir / "render_speed.json")])
+    result = render_speed.run(**settings, out=raw_dir / "render_speed.json")
     rates = result["renders_per_s"]
     pooled = next(key for key in rates if key.startswith("reused_pool_"))
     pool = pooled.removeprefix("reused_pool_")
@@ -317,21 +328,17 @@ def _tiny_agent(max_new_tokens: int, batch_size: int) -> Any:
     )
 
 
-def _flag(argv: list[str], name: str) -> int:
-    return int(argv[argv.index(name) + 1])
-
-
-def _run_rollout(argv: list[str], raw_dir: Path, tiny: bool) -> tuple[dict[str, Any], list[Row]]:
+def _run_rollout(
+    settings: dict[str, Any], raw_dir: Path, tiny: bool
+) -> tuple[dict[str, Any], list[Row]]:
     from agents import DefaultModelNotInstalled
     from benchmarks import rollout_speed
 
     agent = None
     if tiny:
-        agent = _tiny_agent(_flag(argv, "--max-new-tokens"), _flag(argv, "--num-envs"))
+        agent = _tiny_agent(settings["max_new_tokens"], settings["num_envs"])
     try:
-        result = rollout_speed.main(
-            [*argv, "--out", str(raw_dir / "rollout_speed.json")], agent=agent
-        )
+        result = rollout_speed.run(**settings, out=raw_dir / "rollout_speed.json", agent=agent)
     except DefaultModelNotInstalled as err:
         raise Skip(f"the default model is not installed: {err}") from None
     sequential = result["one_env_at_a_time"]
@@ -374,21 +381,23 @@ def _run_rollout(argv: list[str], raw_dir: Path, tiny: bool) -> tuple[dict[str, 
     return result, [speedup, overhead]
 
 
-def _run_dpo(argv: list[str], raw_dir: Path, tiny: bool) -> tuple[dict[str, Any], list[Row]]:
+def _run_dpo(
+    settings: dict[str, Any], raw_dir: Path, tiny: bool
+) -> tuple[dict[str, Any], list[Row]]:
     if importlib.util.find_spec("trl") is None:
         raise Skip(f"TRL is not installed: {_TRL_HINT}")
     from benchmarks import dpo_speed
 
     # The tiny model's byte-level tokenizer makes longer sequences of the same dialogues.
-    model = ["--model", "tiny", "--max-length", "1024"] if tiny else ["--model", "default"]
+    model = {"model": "tiny", "max_length": 1024} if tiny else {"model": "default"}
     with _environment(HF_DATASETS_DISABLE_PROGRESS_BARS="1"):  # TRL's dataset-map bars
-        result = dpo_speed.main([*argv, *model, "--out", str(raw_dir / "dpo_speed.json")])
+        result = dpo_speed.run(**{**settings, **model}, out=raw_dir / "dpo_speed.json")
     ours, trl = result["ours"], result["trl"]
-    settings = result["settings"]
+    used = result["settings"]
     check = trl["token_check"]
     work = (
-        f"{settings['pairs']} pairs, batch {settings['batch_size']}, "
-        f"{ours['optimizer_steps']} optimizer steps, max length {settings['max_length']}, "
+        f"{used['pairs']} pairs, batch {used['batch_size']}, "
+        f"{ours['optimizer_steps']} optimizer steps, max length {used['max_length']}, "
         f"{result['machine']['device']}; token-identical sequences "
         f"{check['identical_sequences']}/{check['sequences']}"
     )
@@ -412,18 +421,22 @@ def _run_dpo(argv: list[str], raw_dir: Path, tiny: bool) -> tuple[dict[str, Any]
     return result, [speed, memory]
 
 
-def _run_logprobs(argv: list[str], raw_dir: Path, tiny: bool) -> tuple[dict[str, Any], list[Row]]:
+def _run_logprobs(
+    settings: dict[str, Any], raw_dir: Path, tiny: bool
+) -> tuple[dict[str, Any], list[Row]]:
     from agents import DefaultModelNotInstalled
     from benchmarks import logprob_memory
 
-    model = ["--model", "tiny" if tiny else "default"]
+    model = "tiny" if tiny else "default"
     try:
-        result = logprob_memory.main([*argv, *model, "--out", str(raw_dir / "logprob_memory.json")])
+        result = logprob_memory.run(
+            **{**settings, "model": model}, out=raw_dir / "logprob_memory.json"
+        )
     except DefaultModelNotInstalled as err:
         raise Skip(f"the default model is not installed: {err}") from None
-    settings = result["settings"]
+    used = result["settings"]
     work = (
-        f"{result['model']}, {settings['turns']}-turn dialogue of {result['dialogue_tokens']} "
+        f"{result['model']}, {used['turns']}-turn dialogue of {result['dialogue_tokens']} "
         f"tokens, vocabulary {result['vocab_size']}, {result['machine']['device']}"
     )
     rows = []
@@ -454,7 +467,8 @@ def _run_logprobs(argv: list[str], raw_dir: Path, tiny: bool) -> tuple[dict[str,
     return result, rows
 
 
-Runner = Callable[[list[str], Path, bool], tuple[dict[str, Any], list[Row]]]
+Runner = Callable[[dict[str, Any], Path, bool], tuple[dict[str, Any], list[Row]]]
+"""Run one benchmark (its settings, the folder for its raw result, ``--tiny``) -> rows."""
 
 BENCHMARKS: dict[str, tuple[Runner, str]] = {
     "sandbox": (_run_sandbox, "sandbox candidates/s vs a fresh interpreter and in-process exec"),
@@ -482,17 +496,15 @@ def _failure(err: BaseException) -> str:
 
 
 def run_one(
-    name: str, argv: list[str], raw_dir: Path, tiny: bool
+    name: str, settings: dict[str, Any], raw_dir: Path, tiny: bool
 ) -> tuple[dict[str, Any] | None, list[Row]]:
     """Run one benchmark; a missing dependency or a failure becomes a row, never a crash."""
     runner, what = BENCHMARKS[name]
     start = time.perf_counter()
-    captured = io.StringIO()  # the scripts print their whole JSON result: keep it quiet
     result: dict[str, Any] | None = None
     with other_cpu_load() as load:
         try:
-            with contextlib.redirect_stdout(captured):
-                result, rows = runner(argv, raw_dir, tiny)
+            result, rows = runner(settings, raw_dir, tiny)
         except (Exception, SystemExit) as err:  # the other benchmarks still run
             rows = [Row(name, what, status=_failure(err))]
     seconds = round(time.perf_counter() - start, 2)
@@ -582,9 +594,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results: dict[str, Any] = {}
     rows: list[Row] = []
     for index, name in enumerate(names, 1):
-        bench_argv = SCALES[args.scale][name]
         print(f"[{index}/{len(names)}] {name}: {BENCHMARKS[name][1]} ...", flush=True)
-        result, new_rows = run_one(name, bench_argv, raw_dir, args.tiny)
+        result, new_rows = run_one(name, SCALES[args.scale][name], raw_dir, args.tiny)
         if result is not None:
             results[name] = result
         rows += new_rows

@@ -35,7 +35,7 @@ from typing import Any
 
 from algorithms.pairs import TurnPair
 from benchmarks.machine import describe_machine
-from benchmarks.output import emit_result
+from benchmarks.output import print_result, write_result
 
 _RESULTS = Path(__file__).parent / "results" / "dpo_speed.json"
 _INSTALL_HINT = 'pip install "sweetrl-gym[bench]"'
@@ -502,50 +502,97 @@ def _notes(ours: dict[str, Any], trl: dict[str, Any]) -> list[str]:
     return notes
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    """Run the benchmark; returns (and writes) the results."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", choices=("tiny", "default"), default="default")
-    parser.add_argument("--pairs", type=int, default=16)
-    parser.add_argument("--steps", type=int, help="optimizer steps (default: one epoch)")
-    parser.add_argument("--batch-size", type=int, default=4)
-    parser.add_argument("--gradient-accumulation-steps", type=int, default=1)
-    parser.add_argument("--max-length", type=int, default=512)
-    parser.add_argument("--mixed-precision", choices=("no", "bf16", "fp16", "auto"), default="no")
-    parser.add_argument("--gradient-checkpointing", action="store_true")
-    parser.add_argument("--learning-rate", type=float, default=1e-6)
-    parser.add_argument("--beta", type=float, default=0.1)
-    parser.add_argument("--repeats", type=int, default=1, help="alternating runs; best of each")
-    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: default)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=_RESULTS)
-    args = parser.parse_args(argv)
+MODELS = ("tiny", "default")
+"""The models the benchmark can train: a tiny random-init one, or the default model."""
+MIXED_PRECISION = ("no", "bf16", "fp16", "auto")
 
+
+def run(
+    *,
+    model: str = "default",
+    pairs: int = 16,
+    steps: int | None = None,
+    batch_size: int = 4,
+    gradient_accumulation_steps: int = 1,
+    max_length: int = 512,
+    mixed_precision: str = "no",
+    gradient_checkpointing: bool = False,
+    learning_rate: float = 1e-6,
+    beta: float = 0.1,
+    repeats: int = 1,
+    threads: int = 0,
+    seed: int = 0,
+    out: Path | None = None,
+) -> dict[str, Any]:
+    """Train ours and TRL's DPOTrainer on the same pairs, each in a fresh process; compare.
+
+    Args:
+        model: ``"default"`` (SmolLM2-135M, embedded) or ``"tiny"`` (random init).
+        pairs: Synthetic turn pairs to train on.
+        steps: Optimizer steps (``None``: one epoch).
+        batch_size: Pairs per forward pass.
+        gradient_accumulation_steps: Forward passes per optimizer step.
+        max_length: Longest prompt + reply in tokens; contexts are trimmed to fit.
+        mixed_precision: ``"no"``, ``"bf16"``, ``"fp16"`` or ``"auto"``.
+        gradient_checkpointing: Recompute activations in backward (both sides).
+        learning_rate: Both sides' (constant) learning rate.
+        beta: The DPO temperature.
+        repeats: Alternating runs of both sides; each side reports its fastest.
+        threads: Torch CPU threads in each side's process (0: torch's default).
+        seed: Seeds the pairs and the training.
+        out: Also write the result to this JSON file (its folders made as needed).
+
+    Returns:
+        The machine, the settings, each side's best run (tokens/s, peak memory, timings,
+        losses; TRL's with a token-by-token check against ours), every repeat's tokens/s,
+        the ratios ours/TRL (peak memory ``None`` when TRL's measured zero) and notes.
+
+    Raises:
+        ValueError: If ``model`` or ``mixed_precision`` is unknown, a count is out of
+            range, or ``max_length`` is too short for a pair.
+        ModuleNotFoundError: If TRL is not installed (the message says how to install it).
+        RuntimeError: If a side's training process died (most likely out of memory).
+
+    """
+    if model not in MODELS:
+        raise ValueError(f"model must be one of {', '.join(MODELS)}, got {model!r}")
+    if mixed_precision not in MIXED_PRECISION:
+        raise ValueError(
+            f"mixed_precision must be one of {', '.join(MIXED_PRECISION)}, got {mixed_precision!r}"
+        )
+    if min(pairs, batch_size, gradient_accumulation_steps, max_length, repeats) < 1:
+        raise ValueError(
+            "pairs, batch_size, gradient_accumulation_steps, max_length, repeats must be >= 1"
+        )
+    if (steps is not None and steps < 1) or threads < 0:
+        raise ValueError(f"steps must be >= 1 (or None) and threads >= 0, got {steps}, {threads}")
     if importlib.util.find_spec("trl") is None:
-        raise SystemExit(f"benchmarks.dpo_speed needs TRL, which is not installed: {_INSTALL_HINT}")
+        raise ModuleNotFoundError(
+            f"benchmarks.dpo_speed needs TRL, which is not installed: {_INSTALL_HINT}", name="trl"
+        )
     import torch
 
     from algorithms.config import resolve_mixed_precision
 
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    per_epoch = math.ceil(args.pairs / (args.batch_size * args.gradient_accumulation_steps))
+    per_epoch = math.ceil(pairs / (batch_size * gradient_accumulation_steps))
     settings = {
-        "model": args.model,
-        "pairs": args.pairs,
-        "steps": args.steps or per_epoch,
-        "batch_size": args.batch_size,
-        "gradient_accumulation_steps": args.gradient_accumulation_steps,
-        "max_length": args.max_length,
-        "mixed_precision": resolve_mixed_precision(args.mixed_precision),
-        "gradient_checkpointing": args.gradient_checkpointing,
-        "learning_rate": args.learning_rate,
-        "beta": args.beta,
-        "seed": args.seed,
-        "threads": args.threads,
+        "model": model,
+        "pairs": pairs,
+        "steps": steps or per_epoch,
+        "batch_size": batch_size,
+        "gradient_accumulation_steps": gradient_accumulation_steps,
+        "max_length": max_length,
+        "mixed_precision": resolve_mixed_precision(mixed_precision),
+        "gradient_checkpointing": gradient_checkpointing,
+        "learning_rate": learning_rate,
+        "beta": beta,
+        "seed": seed,
+        "threads": threads,
         "device": device,
     }
     runs: dict[str, list[dict[str, Any]]] = {side: [] for side in SIDES}
-    for _ in range(args.repeats):
+    for _ in range(repeats):
         for side in SIDES:
             runs[side].append(_in_fresh_process(side, settings))
     best = {side: max(runs[side], key=lambda r: r["tokens_per_s"]) for side in SIDES}
@@ -558,7 +605,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "memory": "CUDA max_memory_allocated" if device == "cuda" else "ru_maxrss - baseline",
         },
         "settings": settings,
-        "repeats": args.repeats,
+        "repeats": repeats,
         "ours": ours,
         "trl": theirs,
         "tokens_per_s_of_each_repeat": {
@@ -571,7 +618,35 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         else None,
         "notes": _notes(ours, theirs),
     }
-    return emit_result(result, args.out)
+    return write_result(result, out)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Run the benchmark from the command line; prints, writes and returns the result."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", choices=MODELS, default="default")
+    parser.add_argument("--pairs", type=int, default=16)
+    parser.add_argument("--steps", type=int, help="optimizer steps (default: one epoch)")
+    parser.add_argument("--batch-size", type=int, default=4)
+    parser.add_argument("--gradient-accumulation-steps", type=int, default=1)
+    parser.add_argument("--max-length", type=int, default=512)
+    parser.add_argument("--mixed-precision", choices=MIXED_PRECISION, default="no")
+    parser.add_argument("--gradient-checkpointing", action="store_true")
+    parser.add_argument("--learning-rate", type=float, default=1e-6)
+    parser.add_argument("--beta", type=float, default=0.1)
+    parser.add_argument("--repeats", type=int, default=1, help="alternating runs; best of each")
+    parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: default)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=_RESULTS)
+    args = parser.parse_args(argv)
+    try:
+        result = run(**vars(args))
+    except ModuleNotFoundError as err:
+        if err.name != "trl":
+            raise
+        raise SystemExit(str(err)) from None
+    print_result(result)
+    return result
 
 
 if __name__ == "__main__":

@@ -35,10 +35,10 @@ import gymnasium as gym
 
 import sweetrl_gym  # noqa: F401  (registers the environments)
 from agents import OracleAgent, collect
-from benchmarks.output import emit_result
+from benchmarks.output import print_result, write_result
 from sweetrl_gym.actions import ANSWER_MARKER
 
-__all__ = ["ENVIRONMENTS", "DraftingDesigner", "main", "measure"]
+__all__ = ["ENVIRONMENTS", "DraftingDesigner", "main", "measure", "renderer_missing", "run"]
 
 _RESULTS = Path(__file__).parent / "results" / "env_speed.json"
 ENVIRONMENTS = {"backend": "ColBench-Backend-v0", "frontend": "ColBench-Frontend-v0"}
@@ -153,8 +153,6 @@ def _frontend(
     from sweetrl_gym.render import Renderer
     from sweetrl_gym.tasks import load_frontend_tasks
 
-    if max_turns <= drafts:
-        raise ValueError(f"--max-turns must exceed --drafts ({drafts}) to leave a turn to answer")
     pages = [task.ground_truth for task in load_frontend_tasks("bundled", split="test")]
     targets, pool = pages[:num_tasks], pages[num_tasks:]
     if len(pool) < drafts * num_tasks:
@@ -206,8 +204,79 @@ def renderer_missing() -> str | None:
     return None
 
 
+def run(
+    *,
+    tasks: int = 32,
+    frontend_tasks: int | None = None,
+    envs: str | Sequence[str] = "backend,frontend",
+    num_envs: int = 8,
+    max_turns: int = 10,
+    drafts: int = 2,
+    render_pages: int = 2,
+    out: Path | None = None,
+) -> dict[str, Any]:
+    """Time each environment one env at a time and ``num_envs`` at once; return the rates.
+
+    Args:
+        tasks: The first N bundled test tasks to play (each once per mode).
+        frontend_tasks: Tasks for the frontend env (``None``: ``tasks``).
+        envs: Which environments to time, by short name (see :data:`ENVIRONMENTS`): a
+            sequence, or one comma-separated string.
+        num_envs: Environments stepped at once in the parallel mode (at most one per task).
+        max_turns: Each episode's turn limit.
+        drafts: Frontend: draft pages the scripted designer shows before answering.
+        render_pages: Frontend: the renderer's page pool.
+        out: Also write the result to this JSON file (its folders made as needed).
+
+    Returns:
+        The machine, ``max_turns``, and for each timed environment (by short name) both
+        modes' steps/s, episodes/s and mean reward, their ratio and whether both modes
+        got the same rewards; ``{"skipped": reason}`` instead for the frontend when the
+        renderer is not set up here.
+
+    Raises:
+        ValueError: If ``envs`` names an unknown or no environment, a count is below 1,
+            ``max_turns`` leaves the frontend no turn to answer after its drafts, or the
+            bundled pages are too few for the frontend's drafts.
+
+    """
+    names = [name.strip() for name in (envs.split(",") if isinstance(envs, str) else envs)]
+    names = [name for name in names if name]
+    unknown = [name for name in names if name not in ENVIRONMENTS]
+    if unknown or not names:
+        raise ValueError(
+            f"envs: unknown {unknown or 'empty'}; choose from {', '.join(ENVIRONMENTS)}"
+        )
+    frontend_tasks = frontend_tasks if frontend_tasks is not None else tasks
+    if min(tasks, frontend_tasks, num_envs, max_turns, render_pages) < 1:
+        raise ValueError("tasks, frontend_tasks, num_envs, max_turns, render_pages must be >= 1")
+    if "frontend" in names and not 0 <= drafts < max_turns:
+        raise ValueError(
+            f"drafts must be >= 0 and below max_turns ({max_turns}) to leave a turn to answer, "
+            f"got {drafts}"
+        )
+
+    result: dict[str, Any] = {
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}",
+        "max_turns": max_turns,
+    }
+    if "backend" in names:
+        result["backend"] = {"tasks": tasks, **_backend(tasks, num_envs, max_turns)}
+    if "frontend" in names:
+        missing = renderer_missing()
+        if missing is not None:
+            result["frontend"] = {"skipped": f"renderer not set up: {missing}"}
+        else:
+            result["frontend"] = {
+                "tasks": frontend_tasks,
+                **_frontend(frontend_tasks, num_envs, max_turns, drafts, render_pages),
+            }
+    return write_result(result, out)
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    """Run the benchmark; returns (and writes) the results."""
+    """Run the benchmark from the command line; prints, writes and returns the result."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=int, default=32, help="first N bundled test tasks")
     parser.add_argument(
@@ -224,38 +293,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--render-pages", type=int, default=2, help="frontend: renderer page pool")
     parser.add_argument("--out", type=Path, default=_RESULTS)
     args = parser.parse_args(argv)
-    names = [name.strip() for name in args.envs.split(",") if name.strip()]
-    unknown = [name for name in names if name not in ENVIRONMENTS]
-    if unknown or not names:
-        parser.error(f"--envs: unknown {unknown or 'empty'}; choose from {', '.join(ENVIRONMENTS)}")
-    frontend_tasks = args.frontend_tasks if args.frontend_tasks is not None else args.tasks
-    if min(args.tasks, frontend_tasks, args.num_envs, args.max_turns, args.render_pages) < 1:
-        parser.error(
-            "--tasks, --frontend-tasks, --num-envs, --max-turns, --render-pages must be >= 1"
-        )
-
-    result: dict[str, Any] = {
-        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-        f"Python {platform.python_version()}",
-        "max_turns": args.max_turns,
-    }
-    if "backend" in names:
-        result["backend"] = {
-            "tasks": args.tasks,
-            **_backend(args.tasks, args.num_envs, args.max_turns),
-        }
-    if "frontend" in names:
-        missing = renderer_missing()
-        if missing is not None:
-            result["frontend"] = {"skipped": f"renderer not set up: {missing}"}
-        else:
-            result["frontend"] = {
-                "tasks": frontend_tasks,
-                **_frontend(
-                    frontend_tasks, args.num_envs, args.max_turns, args.drafts, args.render_pages
-                ),
-            }
-    return emit_result(result, args.out)
+    try:
+        result = run(**vars(args))
+    except ValueError as err:
+        parser.error(str(err))
+    print_result(result)
+    return result
 
 
 if __name__ == "__main__":

@@ -43,9 +43,9 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from benchmarks.output import emit_result
+from benchmarks.output import print_result, write_result
 
-__all__ = ["MODES", "VARIANTS", "main", "make_dialogue", "run_benchmark", "run_variant"]
+__all__ = ["MODELS", "MODES", "VARIANTS", "main", "make_dialogue", "run", "run_variant"]
 
 _RESULTS = Path(__file__).parent / "results" / "logprob_memory.json"
 MODES = ("no_grad", "grad")
@@ -359,16 +359,21 @@ def _compare(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def run_benchmark(
-    model: str = "default",
+MODELS = ("tiny", "default")
+"""The models the benchmark can score with: a tiny random-init one, or the default model."""
+
+
+def run(
     *,
+    model: str = "default",
     turns: int = 8,
     tokens: int = 3000,
     threads: int = 0,
     seed: int = 0,
     memory_limit_gb: float | None = None,
+    out: Path | None = None,
 ) -> dict[str, Any]:
-    """Measure every variant in its own process and compare them; returns the result.
+    """Measure every variant in its own process and compare them; return the result.
 
     Args:
         model: ``"default"`` (SmolLM2-135M, embedded) or ``"tiny"`` (random init).
@@ -377,13 +382,30 @@ def run_benchmark(
         threads: Torch CPU threads (0: torch's default).
         seed: Seeds the dialogue's text.
         memory_limit_gb: A variant's process ends when its resident memory passes this
-            (0: no limit; default: 80% of the memory available now); the result then
+            (0: no limit; ``None``: 80% of the memory available now); the result then
             says so and bounds the ratio instead of measuring it.
+        out: Also write the result to this JSON file (its folders made as needed).
+
+    Returns:
+        The machine, the settings, the model, its vocabulary size and the dialogue's
+        length, every variant's measurements, the comparison of each mode (``no_grad``,
+        ``grad``: ratios new/old, largest differences, whether equal within tolerance)
+        and whether the targets are met.
 
     Raises:
+        ValueError: If ``model`` is unknown, ``turns`` or ``tokens`` is below 1, or
+            ``threads`` or ``memory_limit_gb`` is negative.
         DefaultModelNotInstalled: If ``model="default"`` and it is not installed.
+        RuntimeError: If a variant's process failed or died.
 
     """
+    if model not in MODELS:
+        raise ValueError(f"model must be one of {', '.join(MODELS)}, got {model!r}")
+    if min(turns, tokens) < 1 or threads < 0 or (memory_limit_gb or 0) < 0:
+        raise ValueError(
+            "turns and tokens must be >= 1, threads and memory_limit_gb >= 0; got "
+            f"turns={turns}, tokens={tokens}, threads={threads}, memory_limit_gb={memory_limit_gb}"
+        )
     import torch
 
     if model == "default":
@@ -405,7 +427,7 @@ def run_benchmark(
     runs = {variant: _in_fresh_process(variant, settings) for variant in VARIANTS}
     modes = {mode: _compare(runs[f"old_{mode}"], runs[f"new_{mode}"]) for mode in MODES}
     new = runs["new_no_grad"]
-    return {
+    result = {
         "machine": {
             "cpu_count": os.cpu_count(),
             "processor": platform.processor() or platform.machine(),
@@ -427,12 +449,13 @@ def run_benchmark(
         "target": f"new/old peak memory <= {MEMORY_TARGET}; per-turn log-probs equal to "
         f"{TOLERANCE:g} (per-token means: absolute; sums: relative)",
     }
+    return write_result(result, out)
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    """Run the benchmark; returns (and writes) the results."""
+    """Run the benchmark from the command line; prints, writes and returns the result."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", choices=("tiny", "default"), default="default")
+    parser.add_argument("--model", choices=MODELS, default="default")
     parser.add_argument("--turns", type=int, default=8)
     parser.add_argument("--tokens", type=int, default=3000, help="about this many in all")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: default)")
@@ -445,15 +468,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     parser.add_argument("--out", type=Path, default=_RESULTS)
     args = parser.parse_args(argv)
-    result = run_benchmark(
-        args.model,
-        turns=args.turns,
-        tokens=args.tokens,
-        threads=args.threads,
-        seed=args.seed,
-        memory_limit_gb=args.memory_limit_gb,
-    )
-    return emit_result(result, args.out)
+    result = run(**vars(args))
+    print_result(result)
+    return result
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""How the speed benchmarks hand over their result: printed, and kept as a JSON file."""
+"""How the speed benchmarks hand over their result: kept as a JSON file, printed by ``main``."""
 
 from __future__ import annotations
 
@@ -6,23 +6,23 @@ import json
 from pathlib import Path
 from typing import Any
 
-__all__ = ["emit_result"]
+__all__ = ["print_result", "write_result"]
 
 
-def emit_result(result: dict[str, Any], out: Path | None) -> dict[str, Any]:
-    """Print ``result`` as JSON and, when ``out`` is given, write it there too.
-
-    Args:
-        result: The benchmark's measurements (JSON-serialisable).
-        out: The file to write, its folders made as needed; ``None`` prints only.
+def write_result(result: dict[str, Any], out: Path | None) -> dict[str, Any]:
+    """Write ``result`` as JSON to ``out`` (its folders made as needed); ``None``: nowhere.
 
     Returns:
-        ``result``, so a benchmark's ``main`` can end with ``return emit_result(...)``.
+        ``result``, so a benchmark's ``run`` can end with ``return write_result(...)``.
 
     """
-    text = json.dumps(result, indent=2)
-    print(text)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text + "\n")
+        out.write_text(json.dumps(result, indent=2) + "\n")
+    return result
+
+
+def print_result(result: dict[str, Any]) -> dict[str, Any]:
+    """Print ``result`` as JSON (a script's output); return it."""
+    print(json.dumps(result, indent=2))
     return result

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.machine import machine_summary
-from benchmarks.output import emit_result
+from benchmarks.output import print_result, write_result
 from sweetrl_gym.render import Renderer
 from sweetrl_gym.tasks import load_frontend_tasks
 
@@ -46,22 +46,34 @@ def reused_renders(pages: list[str], pool: int) -> tuple[list[np.ndarray], float
         return images, time.perf_counter() - start
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--pages", type=int, default=30, help="bundled test pages to render")
-    parser.add_argument("--pool", type=int, default=2, help="pages rendering at once in (c)")
-    parser.add_argument("--out", type=Path, help="also write the result to this JSON file")
-    args = parser.parse_args(argv)
-    if args.pages < 1 or args.pool < 1:
-        parser.error("--pages and --pool must be positive")
+def run(*, pages: int = 30, pool: int = 2, out: Path | None = None) -> dict[str, Any]:
+    """Render the first ``pages`` bundled test pages three ways; return the rates.
 
-    pages = [task.ground_truth for task in load_frontend_tasks("bundled", split="test")]
-    pages = pages[: args.pages]
-    fresh, fresh_s = fresh_browser_renders(pages)
-    sequential, sequential_s = reused_renders(pages, pool=1)
-    pooled, pooled_s = reused_renders(pages, pool=args.pool)
+    Args:
+        pages: How many bundled frontend test pages (their targets) to render.
+        pool: Pages rendering at once in the pooled renderer (way (c)).
+        out: Also write the result to this JSON file (its folders made as needed).
 
-    n = len(pages)
+    Returns:
+        The machine, the number of pages and their mean height, the renders/s and
+        seconds per render of each way, the speedups over a fresh browser, and whether
+        all three ways produced the same pixels.
+
+    Raises:
+        ValueError: If ``pages`` or ``pool`` is below 1.
+        BrowserNotFoundError: If no Chromium is installed for the renderer.
+        AssetMissingError: If the renderer's Tailwind file is missing.
+
+    """
+    if pages < 1 or pool < 1:
+        raise ValueError(f"pages and pool must be >= 1, got pages={pages}, pool={pool}")
+    targets = [task.ground_truth for task in load_frontend_tasks("bundled", split="test")]
+    targets = targets[:pages]
+    fresh, fresh_s = fresh_browser_renders(targets)
+    sequential, sequential_s = reused_renders(targets, pool=1)
+    pooled, pooled_s = reused_renders(targets, pool=pool)
+
+    n = len(targets)
     result = {
         "machine": machine_summary(),
         "pages": n,
@@ -69,23 +81,38 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "renders_per_s": {
             "fresh_browser_per_page": round(n / fresh_s, 2),
             "reused_sequential": round(n / sequential_s, 2),
-            f"reused_pool_{args.pool}": round(n / pooled_s, 2),
+            f"reused_pool_{pool}": round(n / pooled_s, 2),
         },
         "seconds_per_render": {
             "fresh_browser_per_page": round(fresh_s / n, 3),
             "reused_sequential": round(sequential_s / n, 3),
-            f"reused_pool_{args.pool}": round(pooled_s / n, 3),
+            f"reused_pool_{pool}": round(pooled_s / n, 3),
         },
         "speedup_vs_fresh_browser": {
             "sequential": round(fresh_s / sequential_s, 2),
-            f"pool_{args.pool}": round(fresh_s / pooled_s, 2),
+            f"pool_{pool}": round(fresh_s / pooled_s, 2),
         },
         "renders_agree": all(
             a.shape == b.shape == c.shape and np.array_equal(a, b) and np.array_equal(a, c)
             for a, b, c in zip(fresh, sequential, pooled)
         ),
     }
-    return emit_result(result, args.out)
+    return write_result(result, out)
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Run the benchmark from the command line; prints (and writes) and returns the result."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pages", type=int, default=30, help="bundled test pages to render")
+    parser.add_argument("--pool", type=int, default=2, help="pages rendering at once in (c)")
+    parser.add_argument("--out", type=Path, help="also write the result to this JSON file")
+    args = parser.parse_args(argv)
+    try:
+        result = run(**vars(args))
+    except ValueError as err:
+        parser.error(str(err))
+    print_result(result)
+    return result
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from typing import Any
 from agents import collect
 from agents.default_model import load_default_agent
 from benchmarks.machine import machine_summary
-from benchmarks.output import emit_result
+from benchmarks.output import print_result, write_result
 from sweetrl_gym.local_lm import _eos_ids, _left_pad, model_device
 
 _RESULTS = Path(__file__).parent / "results" / "rollout_speed.json"
@@ -109,31 +109,58 @@ def _summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return rounded
 
 
-def main(argv: list[str] | None = None, agent: Any = None) -> dict[str, Any]:
-    """Run the benchmark; ``agent`` overrides the default model (for smoke tests)."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tasks", type=int, default=16)
-    parser.add_argument("--num-envs", type=int, default=8)
-    parser.add_argument("--max-turns", type=int, default=3)
-    parser.add_argument("--max-new-tokens", type=int, default=96)
-    parser.add_argument("--repeats", type=int, default=1, help="interleaved rounds")
-    parser.add_argument("--dtype", default=None, help="model dtype (default: the agent's)")
-    parser.add_argument("--out", type=Path, default=_RESULTS)
-    args = parser.parse_args(argv)
+def run(
+    *,
+    tasks: int = 16,
+    num_envs: int = 8,
+    max_turns: int = 3,
+    max_new_tokens: int = 96,
+    repeats: int = 1,
+    dtype: str | None = None,
+    out: Path | None = None,
+    agent: Any = None,
+) -> dict[str, Any]:
+    """Time the rollout batched and one env at a time, and bare generate; return the rates.
 
+    Args:
+        tasks: The first N test tasks of ColBench-Backend-v0 to play.
+        num_envs: Environments stepped in lockstep in the batched rollout (and the default
+            model's generation batch size).
+        max_turns: Each episode's turn limit.
+        max_new_tokens: The default model's reply limit (an ``agent`` brings its own).
+        repeats: Interleaved rounds of the three measurements; each side reports its median.
+        dtype: The default model's dtype (``None``: the agent's default).
+        out: Also write the result to this JSON file (its folders made as needed).
+        agent: A local-model agent (e.g. ``TransformersAgent``) to use instead of the
+            default model (for smoke tests); ``max_new_tokens`` and ``dtype`` then do
+            nothing.
+
+    Returns:
+        The machine, model, dtype and settings; the median run of each side (one env at
+        a time, ``batched_<num_envs>_envs``, ``bare_generate``) with its rates; whether
+        bare generate replayed all the rollout's prompts; and both ratios.
+
+    Raises:
+        ValueError: If a count is below 1.
+        DefaultModelNotInstalled: If no ``agent`` is given and the default model is not
+            installed.
+
+    """
+    if min(tasks, num_envs, max_turns, max_new_tokens, repeats) < 1:
+        raise ValueError("tasks, num_envs, max_turns, max_new_tokens, repeats must be >= 1")
     if agent is None:
-        dtype = {} if args.dtype is None else {"dtype": args.dtype}
+        settings = {} if dtype is None else {"dtype": dtype}
         agent = load_default_agent(
-            temperature=0.0, max_new_tokens=args.max_new_tokens, batch_size=args.num_envs, **dtype
+            temperature=0.0, max_new_tokens=max_new_tokens, batch_size=num_envs, **settings
         )
     # Warm up outside the timing: the model, the task list, an environment, the sandbox
     # (otherwise the side that runs first pays for them).
     rollout(agent, 1, 1, 1)
 
     sequential, batched, bare = [], [], []
-    for _ in range(args.repeats):
-        sequential.append(rollout(agent, args.tasks, 1, args.max_turns))
-        batched.append(rollout(agent, args.tasks, args.num_envs, args.max_turns))
+    for _ in range(repeats):
+        sequential.append(rollout(agent, tasks, 1, max_turns))
+        batched.append(rollout(agent, tasks, num_envs, max_turns))
         bare.append(bare_generate(agent, batched[-1]["prompts"], agent.batch_size))
     same_prompts = all(len(b["prompts"]) == g["sequences"] for b, g in zip(batched, bare))
     sequential, batched, bare = _summary(sequential), _summary(batched), _summary(bare)
@@ -144,20 +171,39 @@ def main(argv: list[str] | None = None, agent: Any = None) -> dict[str, Any]:
         "machine": f"{machine_summary()}, torch threads {torch.get_num_threads()}",
         "model": getattr(agent.model, "name_or_path", type(agent.model).__name__),
         "dtype": str(next(agent.model.parameters()).dtype).removeprefix("torch."),
-        "tasks": args.tasks,
-        "num_envs": args.num_envs,
+        "tasks": tasks,
+        "num_envs": num_envs,
         "batch_size": agent.batch_size,
-        "max_turns": args.max_turns,
-        "max_new_tokens": args.max_new_tokens,
-        "repeats": args.repeats,
+        "max_turns": max_turns,
+        "max_new_tokens": max_new_tokens,
+        "repeats": repeats,
         "one_env_at_a_time": sequential,
-        f"batched_{args.num_envs}_envs": batched,
+        f"batched_{num_envs}_envs": batched,
         "bare_generate": bare,
         "same_prompts": same_prompts,
         "speedup_turns_per_s": round(batched["turns_per_s"] / sequential["turns_per_s"], 2),
         "rollout_vs_bare_tokens_per_s": round(batched["tokens_per_s"] / bare["tokens_per_s"], 3),
     }
-    return emit_result(result, args.out)
+    return write_result(result, out)
+
+
+def main(argv: list[str] | None = None, agent: Any = None) -> dict[str, Any]:
+    """Run the benchmark from the command line; prints, writes and returns the result.
+
+    ``agent`` overrides the default model (for smoke tests), as in :func:`run`.
+    """
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tasks", type=int, default=16)
+    parser.add_argument("--num-envs", type=int, default=8)
+    parser.add_argument("--max-turns", type=int, default=3)
+    parser.add_argument("--max-new-tokens", type=int, default=96)
+    parser.add_argument("--repeats", type=int, default=1, help="interleaved rounds")
+    parser.add_argument("--dtype", default=None, help="model dtype (default: the agent's)")
+    parser.add_argument("--out", type=Path, default=_RESULTS)
+    args = parser.parse_args(argv)
+    result = run(**vars(args), agent=agent)
+    print_result(result)
+    return result
 
 
 if __name__ == "__main__":

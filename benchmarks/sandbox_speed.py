@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from benchmarks.output import print_result
 from benchmarks.task_quality import guess_answer
 from sweetrl_gym.sandbox import Sandbox
 from sweetrl_gym.tasks import load_backend_tasks
@@ -69,7 +70,7 @@ def in_process_outputs(code: str, calls: list[str]) -> list[Any]:
     out: list[Any] = []
     try:
 
-        def run() -> None:  # exec inside a function scope, as the official evaluator does
+        def execute() -> None:  # exec inside a function scope, as the official evaluator does
             namespace: dict[str, Any] = {}
             exec(code, namespace)
             for call in calls:
@@ -81,7 +82,7 @@ def in_process_outputs(code: str, calls: list[str]) -> list[Any]:
                 finally:
                     signal.alarm(0)
 
-        run()
+        execute()
     except Exception as exc:
         out = [["raise", type(exc).__name__]] * len(calls)
     finally:
@@ -90,29 +91,41 @@ def in_process_outputs(code: str, calls: list[str]) -> list[Any]:
 
 
 def score_with(
-    run: Callable[[str, list[str]], list[Any]], jobs: list[tuple[str, str, list[str]]]
+    outputs: Callable[[str, list[str]], list[Any]], jobs: list[tuple[str, str, list[str]]]
 ) -> tuple[list[bool], float]:
-    """Score every job with ``run``; each distinct reference runs once."""
+    """Score every job with ``outputs`` (code, calls -> results); each reference runs once."""
     start = time.perf_counter()
     reference_outputs: dict[str, list[Any]] = {}
     verdicts = []
     for candidate, reference, calls in jobs:
         if reference not in reference_outputs:
-            reference_outputs[reference] = run(reference, calls)
+            reference_outputs[reference] = outputs(reference, calls)
         expected = reference_outputs[reference]
-        got = run(candidate, calls)
+        got = outputs(candidate, calls)
         verdicts.append(all(e[0] == "ok" and e == g for e, g in zip(expected, got)))
     return verdicts, time.perf_counter() - start
 
 
-def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tasks", type=int, default=100)
-    args = parser.parse_args(argv)
+def run(*, tasks: int = 100) -> dict[str, Any]:
+    """Score the candidates of the first ``tasks`` bundled test tasks four ways; return the rates.
 
-    tasks = load_backend_tasks("bundled", split="test")[: args.tasks]
+    Args:
+        tasks: How many bundled test tasks to take; each gives two candidates (the
+            reference, which passes, and the description-only guess, which fails).
+
+    Returns:
+        The machine, the number of candidates, the candidates/s of each approach, the
+        speedups over a fresh interpreter, whether all four approaches agree on which
+        candidates pass, how many pass, and the sandbox's isolation.
+
+    Raises:
+        ValueError: If ``tasks`` is below 1.
+
+    """
+    if tasks < 1:
+        raise ValueError(f"tasks must be >= 1, got {tasks}")
     jobs = []
-    for task in tasks:
+    for task in load_backend_tasks("bundled", split="test")[:tasks]:
         calls = list(task.test_cases.values())
         jobs.append((task.ground_truth, task.ground_truth, calls))
         jobs.append((guess_answer(task, None), task.ground_truth, calls))
@@ -136,7 +149,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     sandbox.close()
 
     n = len(jobs)
-    result = {
+    return {
         "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
         f"Python {platform.python_version()}",
         "candidates": n,
@@ -154,7 +167,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "passed": sum(ours),
         "isolation": isolation,
     }
-    print(json.dumps(result, indent=2))
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    """Run the benchmark from the command line; prints and returns the result."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tasks", type=int, default=100, help="first N bundled test tasks")
+    args = parser.parse_args(argv)
+    result = run(**vars(args))
+    print_result(result)
     return result
 
 

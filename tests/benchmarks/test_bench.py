@@ -108,7 +108,7 @@ def test_no_browser_skips_the_renderer_and_the_frontend_env(tmp_path, monkeypatc
 
 
 def test_a_failing_benchmark_becomes_an_error_row(tmp_path, monkeypatch):
-    def broken(argv, raw_dir, tiny):
+    def broken(settings, raw_dir, tiny):
         raise RuntimeError("the benchmark broke\nsecond line")
 
     monkeypatch.setitem(bench.BENCHMARKS, "render", (broken, "a broken benchmark"))
@@ -123,9 +123,58 @@ def test_unknown_benchmarks_are_refused(tmp_path):
         bench.main(["--only", "sandbox,warp-drive", "--out", str(tmp_path)])
 
 
-def test_env_speed_plays_the_same_episodes_in_both_modes(tmp_path):
+_MODULES = {
+    "sandbox": "sandbox_speed",
+    "env": "env_speed",
+    "render": "render_speed",
+    "rollout": "rollout_speed",
+    "dpo": "dpo_speed",
+    "logprobs": "logprob_memory",
+}
+
+
+def test_each_scale_gives_every_benchmark_keyword_arguments_its_run_accepts():
+    import inspect
+
+    for scale in bench.SCALES.values():
+        assert set(scale) == set(bench.BENCHMARKS)
+        for name, settings in scale.items():
+            module = importlib.import_module(f"benchmarks.{_MODULES[name]}")
+            accepted = inspect.signature(module.run).parameters
+            assert set(settings) <= set(accepted) - {"out", "agent", "model"}, name
+
+
+def test_the_runners_pass_each_scale_to_run_and_report_the_settings(tmp_path, monkeypatch):
+    from benchmarks import sandbox_speed
+
+    calls = []
+
+    def fake_run(**kwargs):
+        calls.append(kwargs)
+        rates = {"fresh_interpreter": 2.0, "official_in_process": 8.0}
+        rates |= {"sandbox_sequential": 3.0, "sandbox_batched": 4.0}
+        return {
+            "candidates": 4,
+            "passed": 2,
+            "verdicts_agree": True,
+            "isolation": "test",
+            "candidates_per_s": rates,
+        }
+
+    monkeypatch.setattr(sandbox_speed, "run", fake_run)
+    report = bench.main(["--scale", "quick", "--only", "sandbox", "--out", str(tmp_path)])
+    assert calls == [{"tasks": 30}]
+    assert report["arguments"] == {"sandbox": {"tasks": 30}}
+    assert json.loads((tmp_path / "bench.json").read_text())["arguments"] == report["arguments"]
+    rows = report["rows"]
+    assert [row["ratio"] for row in rows] == [2.0, 0.5]
+    assert "4 candidates (2 pass)" in rows[0]["notes"]
+
+
+def test_env_speed_plays_the_same_episodes_in_both_modes(tmp_path, capsys):
     out = tmp_path / "env.json"
-    result = env_speed.main(["--tasks", "2", "--envs", "backend", "--out", str(out)])
+    result = env_speed.run(tasks=2, envs=["backend"], out=out)
+    assert capsys.readouterr().out == ""  # run returns the result; only main prints it
     assert json.loads(out.read_text()) == result and "frontend" not in result
     backend = result["backend"]
     one, parallel = backend["one_env"], backend["parallel"]
@@ -139,11 +188,39 @@ def test_env_speed_plays_the_same_episodes_in_both_modes(tmp_path):
     )
 
 
-def test_env_speed_skips_the_frontend_without_a_browser(tmp_path, monkeypatch):
+def test_env_speed_skips_the_frontend_without_a_browser_from_the_command_line(
+    tmp_path, monkeypatch, capsys
+):
     monkeypatch.setenv("SWEETRL_CHROMIUM", str(tmp_path / "missing"))
-    result = env_speed.main(["--tasks", "1", "--envs", "frontend", "--out", str(tmp_path / "e")])
+    out = tmp_path / "e.json"
+    result = env_speed.main(["--tasks", "1", "--envs", "frontend", "--out", str(out)])
     assert result["frontend"]["skipped"].startswith("renderer not set up")
     assert "backend" not in result
+    assert json.loads(capsys.readouterr().out) == result == json.loads(out.read_text())
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"envs": "backend,warp"}, r"unknown \['warp'\]"),
+        ({"envs": " , "}, "unknown empty"),
+        ({"num_envs": 0}, "must be >= 1"),
+        ({"frontend_tasks": 0}, "must be >= 1"),
+        ({"envs": "frontend", "max_turns": 2, "drafts": 2}, "below max_turns"),
+    ],
+)
+def test_env_speed_refuses_bad_arguments_before_running(tmp_path, arguments, message):
+    out = tmp_path / "e.json"
+    with pytest.raises(ValueError, match=message):
+        env_speed.run(tasks=1, out=out, **arguments)
+    assert not out.exists()
+
+
+def test_env_speed_command_line_reports_bad_arguments_as_usage_errors(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        env_speed.main(["--envs", "warp"])
+    assert exit_info.value.code == 2
+    assert "unknown ['warp']" in capsys.readouterr().err
 
 
 def test_the_drafting_designer_shows_its_drafts_then_answers():

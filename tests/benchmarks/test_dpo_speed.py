@@ -11,9 +11,9 @@ from benchmarks import dpo_speed
 def test_dpo_speed_with_a_tiny_model(tmp_path):
     pytest.importorskip("trl")
     out = tmp_path / "dpo.json"
-    argv = ["--model", "tiny", "--pairs", "4", "--batch-size", "2", "--max-length", "1024"]
-    result = dpo_speed.main([*argv, "--out", str(out)])
+    result = dpo_speed.run(model="tiny", pairs=4, batch_size=2, max_length=1024, out=out)
     assert json.loads(out.read_text()) == result
+    assert result["settings"]["steps"] == 2 and result["settings"]["max_length"] == 1024
     for side in ("ours", "trl"):
         run = result[side]
         assert run["optimizer_steps"] == 2 and run["train_forwards"] == 2
@@ -55,5 +55,53 @@ def test_missing_trl_names_the_extra(monkeypatch):
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "trl" else real(name, *a)
     )
+    with pytest.raises(ModuleNotFoundError, match=r'pip install "sweetrl-gym\[bench\]"') as err:
+        dpo_speed.run(model="tiny")
+    assert err.value.name == "trl"
+    # From the command line: a message and a failing exit status, no traceback.
     with pytest.raises(SystemExit, match=r'pip install "sweetrl-gym\[bench\]"'):
         dpo_speed.main(["--model", "tiny"])
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"model": "huge"}, "model must be one of tiny, default"),
+        ({"mixed_precision": "fp8"}, "mixed_precision must be one of"),
+        ({"batch_size": 0}, "must be >= 1"),
+        ({"steps": 0}, "steps must be >= 1"),
+    ],
+)
+def test_bad_arguments_are_refused_before_training(tmp_path, arguments, message):
+    out = tmp_path / "dpo.json"
+    with pytest.raises(ValueError, match=message):
+        dpo_speed.run(**{"model": "tiny", "out": out, **arguments})
+    assert not out.exists()
+
+
+def test_the_command_line_passes_its_options_to_run_and_prints_the_result(
+    tmp_path, monkeypatch, capsys
+):
+    import inspect
+
+    defaults = {
+        name: parameter.default
+        for name, parameter in inspect.signature(dpo_speed.run).parameters.items()
+    }
+    calls = []
+
+    def fake_run(**kwargs):
+        calls.append(kwargs)
+        return {"ratio_tokens_per_s": 1.5}
+
+    monkeypatch.setattr(dpo_speed, "run", fake_run)
+    argv = ["--model", "tiny", "--pairs", "6", "--batch-size", "3", "--max-length", "256"]
+    result = dpo_speed.main([*argv, "--gradient-checkpointing", "--out", str(tmp_path / "d")])
+    assert result == {"ratio_tokens_per_s": 1.5}
+    assert json.loads(capsys.readouterr().out) == result
+    given = {"model": "tiny", "pairs": 6, "batch_size": 3, "max_length": 256}
+    given |= {"gradient_checkpointing": True, "out": tmp_path / "d"}
+    assert calls == [{**defaults, **given}]
+    # Without options: run's own defaults, but for the results file it writes.
+    dpo_speed.main([])
+    assert calls[1] == {**defaults, "out": dpo_speed._RESULTS}

@@ -14,8 +14,7 @@ from tests.tiny_lm import make_tiny_lm
 @pytest.mark.slow
 def test_logprob_memory_with_a_tiny_model(tmp_path):
     out = tmp_path / "logprobs.json"
-    argv = ["--model", "tiny", "--turns", "3", "--tokens", "200", "--out", str(out)]
-    result = logprob_memory.main(argv)
+    result = logprob_memory.run(model="tiny", turns=3, tokens=200, out=out)
     assert json.loads(out.read_text()) == result
     runs = result["variants"]
     assert set(runs) == set(logprob_memory.VARIANTS)
@@ -47,3 +46,46 @@ def test_the_dialogue_is_deterministic_packs_into_one_row_and_the_baseline_is_th
     assert shape["rows"] == 4
     assert torch.allclose(total, today.sum, atol=1e-4)
     assert torch.allclose(mean, today.mean, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"model": "huge"}, "model must be one of tiny, default"),
+        ({"turns": 0}, "turns and tokens must be >= 1"),
+        ({"memory_limit_gb": -1.0}, "memory_limit_gb >= 0"),
+    ],
+)
+def test_bad_arguments_are_refused_before_any_process_starts(tmp_path, arguments, message):
+    out = tmp_path / "logprobs.json"
+    with pytest.raises(ValueError, match=message):
+        logprob_memory.run(**{"model": "tiny", "out": out, **arguments})
+    assert not out.exists()
+
+
+def test_the_command_line_passes_its_options_to_run_and_prints_the_result(
+    tmp_path, monkeypatch, capsys
+):
+    import inspect
+
+    defaults = {
+        name: parameter.default
+        for name, parameter in inspect.signature(logprob_memory.run).parameters.items()
+    }
+    calls = []
+
+    def fake_run(**kwargs):
+        calls.append(kwargs)
+        return {"equal_within_tolerance": True}
+
+    monkeypatch.setattr(logprob_memory, "run", fake_run)
+    argv = ["--model", "tiny", "--turns", "3", "--memory-limit-gb", "2.5"]
+    result = logprob_memory.main([*argv, "--out", str(tmp_path / "l.json")])
+    assert result == {"equal_within_tolerance": True}
+    assert json.loads(capsys.readouterr().out) == result
+    given = {"model": "tiny", "turns": 3, "memory_limit_gb": 2.5, "out": tmp_path / "l.json"}
+    assert calls == [{**defaults, **given}]
+    logprob_memory.main([])  # run's own defaults, but for the results file it writes
+    assert calls[1] == {**defaults, "out": logprob_memory._RESULTS}
+    with pytest.raises(SystemExit):
+        logprob_memory.main(["--model", "huge"])
