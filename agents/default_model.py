@@ -23,6 +23,7 @@ from typing import Any
 
 from agents.transformers_agent import TransformersAgent
 from sweetrl_gym.local_lm import place_model
+from sweetrl_gym.model_types import CausalLM, Tokenizer
 
 __all__ = [
     "DEFAULT_MODEL_NAME",
@@ -81,7 +82,7 @@ def default_cache_dir() -> Path:
 
 def load_default_model(
     *, cache_dir: str | os.PathLike[str] | None = None, device: Any = None, dtype: Any = None
-) -> tuple[Any, Any]:
+) -> tuple[CausalLM, Tokenizer]:
     """Load SmolLM2-135M-Instruct, converting its GGUF file to a safetensors cache once.
 
     The converted copy lives in ``<cache_dir>/models/<file>-<size>-<hash>/``; a new

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import functools
 
+from sweetrl_gym.model_types import CausalLM, Tokenizer
+
 __all__ = [
     "CHATML_TEMPLATE",
     "SPECIAL_TOKENS",
@@ -79,7 +81,7 @@ def _tokenizer_json() -> str:
     return tok.to_str()
 
 
-def make_tiny_tokenizer():
+def make_tiny_tokenizer() -> Tokenizer:
     """Return a fresh fast byte-level BPE tokenizer with a ChatML chat template.
 
     Returns:
@@ -103,7 +105,7 @@ def make_tiny_tokenizer():
     return tokenizer
 
 
-def make_tiny_lm(seed: int = 0):
+def make_tiny_lm(seed: int = 0) -> tuple[CausalLM, Tokenizer]:
     """Build a random-init tiny Llama and its tokenizer.
 
     Args:

@@ -19,6 +19,7 @@ from sweetrl_gym.local_lm import (
     weights_identity,
 )
 from sweetrl_gym.messages import validate_messages
+from sweetrl_gym.model_types import CausalLM, Tokenizer
 
 if TYPE_CHECKING:
     from agents.served import ServedModel
@@ -86,8 +87,8 @@ class TransformersAgent:
 
     def __init__(
         self,
-        model: Any,
-        tokenizer: Any,
+        model: CausalLM,
+        tokenizer: Tokenizer,
         *,
         system_prompt: str | None = BACKEND_AGENT_PROMPT,
         temperature: float = 1.0,

@@ -73,6 +73,7 @@ from algorithms.losses import (
 )
 from algorithms.models import ValueHeadModel, clone_model
 from algorithms.trainer import Stage
+from sweetrl_gym.model_types import CausalLM, Tokenizer
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn
 
 __all__ = [
@@ -345,7 +346,7 @@ class ArCHer(Algorithm):
     ):
         super().__init__(policy, config, **kwargs)
         self._critic: ValueHeadModel | None = None
-        self._critic_tokenizer: Any = None
+        self._critic_tokenizer: Tokenizer | None = None
         self._target: Any = None
 
     # -- the critic --------------------------------------------------------------------
@@ -370,7 +371,7 @@ class ArCHer(Algorithm):
         return self._critic
 
     @property
-    def critic_tokenizer(self) -> Any:
+    def critic_tokenizer(self) -> Tokenizer:
         """The critic's tokenizer: the policy's, or ``critic_model``'s own."""
         if self._critic_tokenizer is None:
             if self.config.critic_model is None:
@@ -664,7 +665,9 @@ class ArCHer(Algorithm):
             advantages=torch.tensor([a for e in batch for a in e.advantages], dtype=torch.float32),
         )
 
-    def _policy_loss(self, model: Any, batch: ActorBatch) -> tuple[torch.Tensor, dict[str, float]]:
+    def _policy_loss(
+        self, model: CausalLM, batch: ActorBatch
+    ) -> tuple[torch.Tensor, dict[str, float]]:
         logps = turn_logprobs(model, batch.turns)
         # A token mean: summed log-probs of whole utterances made the logged loss swing
         # by hundreds; one positive divisor keeps the gradient's direction.

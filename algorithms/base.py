@@ -35,6 +35,7 @@ from algorithms.lora import (
 from algorithms.models import load_weights, save_causal_lm
 from algorithms.run_directory import RunDirectory, fingerprint
 from algorithms.trainer import Stage, Trainer
+from sweetrl_gym.model_types import CausalLM, Tokenizer
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn
 
 __all__ = ["Algorithm"]
@@ -290,7 +291,7 @@ class Algorithm(ABC):
         return self.policy.format_prompts([turn.messages for turn in turns])
 
     def encode(
-        self, prompts: Sequence[str], actions: Sequence[str], tokenizer: Any = None
+        self, prompts: Sequence[str], actions: Sequence[str], tokenizer: Tokenizer | None = None
     ) -> TokenizedTurns:
         """Tokenize (prompt, action) pairs, one row each, with ``max_length`` from the config."""
         return encode_turns(
@@ -298,7 +299,9 @@ class Algorithm(ABC):
         )
 
     def encode_dialogues(
-        self, dialogues: Sequence[tuple[Sequence[str], Sequence[str]]], tokenizer: Any = None
+        self,
+        dialogues: Sequence[tuple[Sequence[str], Sequence[str]]],
+        tokenizer: Tokenizer | None = None,
     ) -> TokenizedTurns:
         """Tokenize whole dialogues, one row each (``(prompts, actions)`` per dialogue).
 
@@ -311,12 +314,12 @@ class Algorithm(ABC):
 
     def frozen_turn_logprobs(
         self,
-        model: Any,
+        model: CausalLM,
         dialogues: Sequence[Dialogue],
         *,
         context: Callable[[], AbstractContextManager[Any]] = nullcontext,
         mean: bool = False,
-        tokenizer: Any = None,
+        tokenizer: Tokenizer | None = None,
     ) -> list[list[float]]:
         """Each dialogue's per-turn log-probs under a frozen ``model``, split across processes.
 
@@ -449,7 +452,7 @@ class Algorithm(ABC):
         """Read what :meth:`_save_components` wrote."""
 
 
-def _save_lora_policy(model: Any, state: dict[str, Any], directory: Path) -> str:
+def _save_lora_policy(model: CausalLM, state: dict[str, Any], directory: Path) -> str:
     """Write the policy adapter to ``policy/`` and the base where ``load`` finds it.
 
     Returns:
@@ -475,7 +478,7 @@ def _save_lora_policy(model: Any, state: dict[str, Any], directory: Path) -> str
     return "base"
 
 
-def _save_merged(model: Any, directory: Path) -> None:
+def _save_merged(model: CausalLM, directory: Path) -> None:
     """Write the policy with its adapter merged into full weights (a copy; ``model`` is kept)."""
     import copy
 
@@ -485,7 +488,7 @@ def _save_merged(model: Any, directory: Path) -> None:
     merged.save_pretrained(str(directory), safe_serialization=True)
 
 
-def _load_lora_policy(directory: Path, record: Mapping[str, Any]) -> Any:
+def _load_lora_policy(directory: Path, record: Mapping[str, Any]) -> CausalLM:
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
 

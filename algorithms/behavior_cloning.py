@@ -17,6 +17,7 @@ from algorithms.batches import Dialogue, DialogueBatch, collate_dialogues
 from algorithms.config import TrainingConfig
 from algorithms.logprobs import token_logprobs
 from algorithms.losses import sft_loss
+from sweetrl_gym.model_types import CausalLM
 from sweetrl_gym.trajectory import TrajectoryBuffer
 
 __all__ = ["BehaviorCloning", "BehaviorCloningConfig"]
@@ -72,7 +73,7 @@ class BehaviorCloning(Algorithm):
             "train/num_turns": float(sum(len(t.turns) for t in kept)),
         }
 
-    def _loss(self, model: Any, batch: DialogueBatch) -> tuple[Any, dict[str, float]]:
+    def _loss(self, model: CausalLM, batch: DialogueBatch) -> tuple[Any, dict[str, float]]:
         device = next(model.parameters()).device
         token_logps, mask = token_logprobs(model, batch.turns.to(device))
         return sft_loss(token_logps, mask), {"action_tokens": float(mask.sum())}

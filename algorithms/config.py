@@ -17,6 +17,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
+from sweetrl_gym.model_types import CausalLM
 from sweetrl_gym.setting_types import describe_type, matches_type
 
 __all__ = ["MIXED_PRECISION_MODES", "TrainingConfig", "resolve_mixed_precision"]
@@ -193,7 +194,7 @@ class TrainingConfig:
         return cls.from_dict(json.loads(Path(path).read_text()))
 
 
-def resolve_mixed_precision(mode: str, model: Any = None) -> str:
+def resolve_mixed_precision(mode: str, model: CausalLM | None = None) -> str:
     """Turn ``"auto"`` into ``"bf16"`` on a bf16-capable GPU or for a bf16 model, else ``"no"``.
 
     Args:

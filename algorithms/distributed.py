@@ -95,7 +95,7 @@ def map_sharded(
     return [result for part in gathered for result in part]
 
 
-def reshard(model: Any) -> None:
+def reshard(model: torch.nn.Module) -> None:
     """Free the gathered parameters an FSDP2 model keeps after a forward without backward.
 
     FSDP2 leaves the root module's parameters gathered after its forward (a backward

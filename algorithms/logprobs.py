@@ -40,6 +40,8 @@ from typing import Any
 import torch
 from torch.utils.checkpoint import checkpoint
 
+from sweetrl_gym.model_types import CausalLM, Tokenizer
+
 __all__ = [
     "HEAD_CHUNK_SIZE",
     "TokenizedTurns",
@@ -140,7 +142,7 @@ _Past = tuple[Any, int]
 _Row = tuple[list[int], list[tuple[int, int, int]]]
 
 
-def _end_ids(tokenizer: Any, add_end_token: bool) -> list[int]:
+def _end_ids(tokenizer: Tokenizer, add_end_token: bool) -> list[int]:
     if not add_end_token:
         return []
     if tokenizer.eos_token_id is None:
@@ -220,14 +222,14 @@ def _stack(rows: list[_Row], pad: int, num_turns: int) -> TokenizedTurns:
     return TokenizedTurns(input_ids, attention_mask, action_mask, turn_index, num_turns)
 
 
-def _pad_id(tokenizer: Any, end: list[int]) -> int:
+def _pad_id(tokenizer: Tokenizer, end: list[int]) -> int:
     if tokenizer.pad_token_id is not None:
         return int(tokenizer.pad_token_id)
     return end[0] if end else 0
 
 
 def encode_turns(
-    tokenizer: Any,
+    tokenizer: Tokenizer,
     prompts: Sequence[str],
     actions: Sequence[str],
     *,
@@ -297,7 +299,7 @@ def _packed_row(
 
 
 def encode_dialogues(
-    tokenizer: Any,
+    tokenizer: Tokenizer,
     dialogues: Sequence[tuple[Sequence[str], Sequence[str]]],
     *,
     max_length: int | None = None,
@@ -378,7 +380,7 @@ def encode_dialogues(
 # -- Scoring -----------------------------------------------------------------------------
 
 
-def _unwrap(model: Any) -> Any:
+def _unwrap(model: CausalLM) -> CausalLM:
     """Return the causal LM inside DDP / accelerate / ``torch.compile`` / peft wrappers."""
     for _ in range(8):
         if hasattr(model, "_orig_mod"):  # torch.compile
@@ -394,7 +396,7 @@ def _unwrap(model: Any) -> Any:
     return model
 
 
-def _chunkable_head(model: Any) -> torch.nn.Module | None:
+def _chunkable_head(model: CausalLM) -> torch.nn.Module | None:
     """Return the output head to apply in chunks (``None``: only full logits are exact)."""
     inner = _unwrap(model)
     get_head = getattr(inner, "get_output_embeddings", None)
@@ -420,7 +422,7 @@ def _chunk_logps(
     return picked - torch.logsumexp(logits, dim=-1)
 
 
-def _forward(model: Any, turns: TokenizedTurns, past: _Past | None) -> Any:
+def _forward(model: CausalLM, turns: TokenizedTurns, past: _Past | None) -> Any:
     """Run the model on ``turns``, after the ``past`` prefix's states if given."""
     if past is None:
         return model(
@@ -436,7 +438,7 @@ def _forward(model: Any, turns: TokenizedTurns, past: _Past | None) -> Any:
 
 
 def _full_logits_logprobs(
-    model: Any, turns: TokenizedTurns, past: _Past | None = None
+    model: CausalLM, turns: TokenizedTurns, past: _Past | None = None
 ) -> torch.Tensor:
     """Every position's fp32 log-softmax: the reference path, ``(rows, length, vocab)``."""
     logits = _forward(model, turns, past).logits
@@ -447,7 +449,7 @@ def _full_logits_logprobs(
 
 
 def _chunked_logprobs(
-    model: Any,
+    model: CausalLM,
     head: torch.nn.Module,
     turns: TokenizedTurns,
     chunk_size: int,
@@ -502,7 +504,7 @@ def _chunked_logprobs(
 
 
 def token_logprobs(
-    model: Any, turns: TokenizedTurns, *, chunk_size: int = HEAD_CHUNK_SIZE
+    model: CausalLM, turns: TokenizedTurns, *, chunk_size: int = HEAD_CHUNK_SIZE
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Compute each counted token's log-probability under ``model`` in one forward pass.
 
@@ -530,7 +532,7 @@ def token_logprobs(
 
 
 def _token_logprobs(
-    model: Any, turns: TokenizedTurns, chunk_size: int, past: _Past | None
+    model: CausalLM, turns: TokenizedTurns, chunk_size: int, past: _Past | None
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """:func:`token_logprobs`, the rows optionally continuing a shared ``past`` prefix."""
     mask = turns.action_mask[:, 1:].float()
@@ -552,7 +554,7 @@ def _token_logprobs(
 
 
 def turn_logprobs(
-    model: Any, turns: TokenizedTurns, *, micro_batch_size: int | None = None
+    model: CausalLM, turns: TokenizedTurns, *, micro_batch_size: int | None = None
 ) -> TurnLogProbs:
     """Compute the log-probabilities of each turn's action under ``model``.
 
@@ -594,7 +596,7 @@ def _add_turns(
     return total, count
 
 
-def _prefix_forward(model: Any, prefix: torch.Tensor) -> Any:
+def _prefix_forward(model: CausalLM, prefix: torch.Tensor) -> Any:
     """Run the shared prefix for its key/value states, projecting one position's logits.
 
     Its logits are not used: ``logits_to_keep=1`` spares the output head (a vocabulary's
@@ -623,7 +625,7 @@ def shared_prefix_length(turns: TokenizedTurns) -> int:
 
 
 @torch.no_grad()
-def shared_prefix_turn_logprobs(model: Any, turns: TokenizedTurns) -> TurnLogProbs:
+def shared_prefix_turn_logprobs(model: CausalLM, turns: TokenizedTurns) -> TurnLogProbs:
     """:func:`turn_logprobs` for rows that start alike, the common start computed once.
 
     Scoring several candidate actions for one prompt (SWEET-RL's critic) repeats the

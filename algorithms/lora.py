@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from algorithms.config import TrainingConfig
+from sweetrl_gym.model_types import CausalLM
 
 __all__ = [
     "POLICY_ADAPTER",
@@ -40,12 +41,12 @@ def _peft() -> Any:
     return peft
 
 
-def is_peft_model(model: Any) -> bool:
+def is_peft_model(model: CausalLM) -> bool:
     """Whether ``model`` is a ``peft.PeftModel`` (without importing peft if absent)."""
     return any(klass.__name__ == "PeftModel" for klass in type(model).__mro__)
 
 
-def add_adapter(model: Any, name: str, config: TrainingConfig) -> Any:
+def add_adapter(model: CausalLM, name: str, config: TrainingConfig) -> CausalLM:
     """Add a LoRA adapter ``name`` to ``model`` (wrapping it in a ``PeftModel`` the first time).
 
     Args:
@@ -75,7 +76,7 @@ def add_adapter(model: Any, name: str, config: TrainingConfig) -> Any:
 
 
 @contextmanager
-def adapter_active(model: Any, name: str | None) -> Iterator[None]:
+def adapter_active(model: CausalLM, name: str | None) -> Iterator[None]:
     """Run the block with adapter ``name`` active and trainable (``None``: the bare base).
 
     The previously active adapter is restored afterwards. A model without adapters
@@ -98,7 +99,7 @@ def adapter_active(model: Any, name: str | None) -> Iterator[None]:
         model.set_adapter(previous)
 
 
-def save_adapter(model: Any, name: str, state_dict: dict[str, Any], directory: Path) -> None:
+def save_adapter(model: CausalLM, name: str, state_dict: dict[str, Any], directory: Path) -> None:
     """Write adapter ``name`` in peft's format (config + safetensors) to ``directory``."""
     from peft.utils import get_peft_model_state_dict
     from safetensors.torch import save_file
@@ -112,7 +113,7 @@ def save_adapter(model: Any, name: str, state_dict: dict[str, Any], directory: P
     )
 
 
-def load_adapter_weights(model: Any, name: str, directory: Path) -> None:
+def load_adapter_weights(model: CausalLM, name: str, directory: Path) -> None:
     """Load weights written by :func:`save_adapter` into adapter ``name`` of ``model``."""
     from peft.utils import set_peft_model_state_dict
     from safetensors.torch import load_file

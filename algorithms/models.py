@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from algorithms.logprobs import truncate_middle
+from sweetrl_gym.model_types import CausalLM, Tokenizer
 
 __all__ = [
     "ValueHeadModel",
@@ -28,7 +29,7 @@ def clone_model(model: nn.Module) -> nn.Module:
     return clone
 
 
-def save_causal_lm(model: Any, state_dict: dict[str, Any], directory: Path) -> None:
+def save_causal_lm(model: CausalLM, state_dict: dict[str, Any], directory: Path) -> None:
     """Write a ``transformers`` model's weights and config with ``save_pretrained``.
 
     Args:
@@ -49,7 +50,7 @@ def load_weights(model: nn.Module, directory: Path) -> None:
 
 
 def encode_texts(
-    tokenizer: Any, texts: Sequence[str], *, max_length: int
+    tokenizer: Tokenizer, texts: Sequence[str], *, max_length: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Tokenize texts right-padded; a too-long text loses its middle.
 
@@ -94,7 +95,7 @@ class ValueHeadModel(nn.Module):
 
     """
 
-    def __init__(self, lm: Any, num_heads: int = 1):
+    def __init__(self, lm: CausalLM, num_heads: int = 1):
         super().__init__()
         if num_heads < 1:
             raise ValueError(f"num_heads must be at least 1, got {num_heads}")

@@ -21,6 +21,7 @@ from algorithms.config import TrainingConfig
 from algorithms.logprobs import turn_logprobs
 from algorithms.losses import dpo_loss, trajectory_scores
 from algorithms.pairs import TrajectoryPair, trajectory_pairs
+from sweetrl_gym.model_types import CausalLM
 from sweetrl_gym.trajectory import TrajectoryBuffer
 
 __all__ = ["MultiTurnDPO", "MultiTurnDPOConfig"]
@@ -105,7 +106,7 @@ class MultiTurnDPO(Algorithm):
         scored = [Dialogue(d.prompts, d.actions, v) for d, v in zip(dialogues, values)]
         return to_json([DialoguePair(scored[i], scored[i + 1]) for i in range(0, len(scored), 2)])
 
-    def _loss(self, model: Any, batch: DialogueBatch) -> tuple[torch.Tensor, dict[str, float]]:
+    def _loss(self, model: CausalLM, batch: DialogueBatch) -> tuple[torch.Tensor, dict[str, float]]:
         logps = turn_logprobs(model, batch.turns)
         index = batch.dialogue_index.to(logps.sum.device)
         totals = trajectory_scores(logps.sum, index, batch.num_dialogues)

@@ -82,6 +82,7 @@ from algorithms.models import ValueHeadModel, clone_model, load_weights, save_ca
 from algorithms.pairs import TrajectoryPair, TurnPair, split_pairs, trajectory_pairs, turn_pairs
 from algorithms.trainer import Stage
 from sweetrl_gym.actions import parse_action
+from sweetrl_gym.model_types import CausalLM
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn
 
 __all__ = ["SweetRL", "SweetRLConfig"]
@@ -239,10 +240,10 @@ class SweetRL(Algorithm):
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
-        self.critic: Any = None
+        self.critic: CausalLM | ValueHeadModel | None = None
         # The critic's frozen start: a model, or None while it is the policy's untrained
         # model (with LoRA: always, as the base with adapters disabled).
-        self._critic_start: Any = None
+        self._critic_start: CausalLM | None = None
 
     def _fit(self, buffer: TrajectoryBuffer) -> dict[str, float]:
         # Step 1.
@@ -353,7 +354,7 @@ class SweetRL(Algorithm):
             return adapter_active(self.policy.model, POLICY_ADAPTER)
         return nullcontext()
 
-    def _critic_start_model(self) -> tuple[Any, Callable[[], AbstractContextManager[Any]]]:
+    def _critic_start_model(self) -> tuple[CausalLM, Callable[[], AbstractContextManager[Any]]]:
         """Return the critic's frozen start and a maker of the context to run it in."""
         if is_peft_model(self.critic):
             critic = self.critic
@@ -402,7 +403,10 @@ class SweetRL(Algorithm):
         return from_json(DialoguePair, cached)
 
     def _turn_values(
-        self, model: Any, batch: DialogueBatch, score: Callable[..., Any] = turn_logprobs
+        self,
+        model: CausalLM | ValueHeadModel,
+        batch: DialogueBatch,
+        score: Callable[..., Any] = turn_logprobs,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Per-turn critic values and action token counts (``None`` for the value head).
 
@@ -431,7 +435,9 @@ class SweetRL(Algorithm):
             return collate_dialogue_pairs(encode)
         return collate_dialogue_pairs(self.encode_dialogues)
 
-    def _pair_scores(self, model: Any, batch: DialogueBatch) -> tuple[torch.Tensor, torch.Tensor]:
+    def _pair_scores(
+        self, model: CausalLM | ValueHeadModel, batch: DialogueBatch
+    ) -> tuple[torch.Tensor, torch.Tensor]:
         """Scores of each pair's chosen (even dialogues) and rejected (odd) side."""
         values, num_tokens = self._turn_values(model, batch)
         index = batch.dialogue_index.to(values.device)
@@ -446,7 +452,7 @@ class SweetRL(Algorithm):
         return scores[0::2], scores[1::2]
 
     def _critic_loss(
-        self, model: Any, batch: DialogueBatch
+        self, model: CausalLM | ValueHeadModel, batch: DialogueBatch
     ) -> tuple[torch.Tensor, dict[str, float]]:
         chosen, rejected = self._pair_scores(model, batch)
         return bradley_terry_loss(chosen, rejected), {
@@ -755,7 +761,7 @@ class SweetRL(Algorithm):
         return from_json(TurnPairItem, self.trainer.cached("policy_pairs", compute))
 
     def _policy_loss(
-        self, model: Any, batch: TurnPairBatch
+        self, model: CausalLM, batch: TurnPairBatch
     ) -> tuple[torch.Tensor, dict[str, float]]:
         logps = turn_logprobs(model, batch.turns)
         n = batch.num_pairs
@@ -843,7 +849,9 @@ class SweetRL(Algorithm):
             load_weights(self._critic_start, directory / "critic_start")
 
 
-def _save_critic(model: Any, state_dict: dict[str, Any], directory: Path) -> None:
+def _save_critic(
+    model: CausalLM | ValueHeadModel, state_dict: dict[str, Any], directory: Path
+) -> None:
     if is_peft_model(model):
         save_adapter(model, _CRITIC_ADAPTER, state_dict, directory)
     elif isinstance(model, ValueHeadModel):
@@ -852,7 +860,7 @@ def _save_critic(model: Any, state_dict: dict[str, Any], directory: Path) -> Non
         save_causal_lm(model, state_dict, directory)
 
 
-def _load_critic(model: Any, directory: Path) -> None:
+def _load_critic(model: CausalLM | ValueHeadModel, directory: Path) -> None:
     if is_peft_model(model):
         load_adapter_weights(model, _CRITIC_ADAPTER, directory)
     elif isinstance(model, ValueHeadModel):

@@ -29,14 +29,18 @@ import re
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sweetrl_gym  # noqa: F401 - registers the environments
 from benchmarks.experiment_config import DTYPES
 from benchmarks.serving import generation, model_source, served_folder
 from sweetrl_gym import TrajectoryBuffer
+from sweetrl_gym.model_types import CausalLM, Tokenizer
 from sweetrl_gym.processes import process_state
 from sweetrl_gym.simulators import user_said
+
+if TYPE_CHECKING:
+    from agents import TransformersAgent
 
 __all__ = [
     "base_policy",
@@ -60,7 +64,7 @@ WARM_START = "warm-start"
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")  # "org/name"
 
 
-def build_policy(config: Mapping[str, Any], *, evaluation: bool = False) -> Any:
+def build_policy(config: Mapping[str, Any], *, evaluation: bool = False) -> TransformersAgent:
     """Return a fresh base policy (an ``agents.TransformersAgent``) as the config describes.
 
     ``policy.model`` is ``"default"`` (the embedded SmolLM2-135M), ``"tiny"`` (a
@@ -122,7 +126,9 @@ def system_prompt(config: Mapping[str, Any]) -> str:
     return str(choice)
 
 
-def base_policy(config: Mapping[str, Any], out: Path, *, evaluation: bool = False) -> Any:
+def base_policy(
+    config: Mapping[str, Any], out: Path, *, evaluation: bool = False
+) -> TransformersAgent:
     """Return a fresh copy of the policy every method starts from.
 
     With a warm start (``warm_start.demonstrator``), the behaviour-cloned model saved
@@ -133,7 +139,7 @@ def base_policy(config: Mapping[str, Any], out: Path, *, evaluation: bool = Fals
     return saved_policy(out / "methods" / WARM_START / "model", config, evaluation=evaluation)
 
 
-def _base(config: Mapping[str, Any], out: Path) -> tuple[Any, str | Path | None]:
+def _base(config: Mapping[str, Any], out: Path) -> tuple[TransformersAgent, str | Path | None]:
     """Return a fresh base policy, and what a server loads to serve it."""
     if not config["warm_start"]["demonstrator"]:
         return build_policy(config), model_source(config)
@@ -144,7 +150,9 @@ def _server_log(out: Path, stage: str) -> Path:
     return out / "servers" / f"{stage}.log"
 
 
-def saved_policy(directory: Path, config: Mapping[str, Any], *, evaluation: bool = False) -> Any:
+def saved_policy(
+    directory: Path, config: Mapping[str, Any], *, evaluation: bool = False
+) -> TransformersAgent:
     """Load a policy saved by ``Algorithm.save`` with the config's sampling and dtype."""
     from algorithms import Algorithm
 
@@ -196,7 +204,7 @@ def resolve_model_source(name: str, what: str = "policy.model") -> str:
 
 def load_pretrained(
     name: str, *, dtype: str = "auto", what: str = "policy.model"
-) -> tuple[Any, Any]:
+) -> tuple[CausalLM, Tokenizer]:
     """Load a causal LM and its tokenizer from a local folder or the Hugging Face hub.
 
     Args:
@@ -342,7 +350,7 @@ def fit_method(
     buffer: TrajectoryBuffer,
     directory: Path,
     *,
-    policy: Any = None,
+    policy: TransformersAgent | None = None,
     settings: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Train one algorithm from a fresh base policy; save it under ``directory/model``.

@@ -36,6 +36,7 @@ from typing import Any
 from algorithms.pairs import TurnPair
 from benchmarks.machine import describe_machine
 from benchmarks.output import print_result, write_result
+from sweetrl_gym.model_types import CausalLM, Tokenizer
 
 _RESULTS = Path(__file__).parent / "results" / "dpo_speed.json"
 _INSTALL_HINT = 'pip install "sweetrl-gym[bench]"'
@@ -138,7 +139,7 @@ class _Meter:
     moves less when other work competes for the cores.
     """
 
-    def __init__(self, model: Any, device: str):
+    def __init__(self, model: CausalLM, device: str):
         from torch.optim.optimizer import (
             register_optimizer_step_post_hook,
             register_optimizer_step_pre_hook,
@@ -220,7 +221,7 @@ class _Meter:
             handle.remove()
 
 
-def _load_model(name: str, device: str) -> tuple[Any, Any]:
+def _load_model(name: str, device: str) -> tuple[CausalLM, Tokenizer]:
     if name == "tiny":
         from agents.tiny_model import make_tiny_lm
 

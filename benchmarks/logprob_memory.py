@@ -41,9 +41,12 @@ import time
 import traceback
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchmarks.output import print_result, write_result
+
+if TYPE_CHECKING:
+    from sweetrl_gym.model_types import CausalLM, Tokenizer
 
 __all__ = ["MODELS", "MODES", "VARIANTS", "main", "make_dialogue", "run", "run_variant"]
 
@@ -122,7 +125,7 @@ def make_dialogue(agent: Any, turns: int, tokens: int, seed: int = 0) -> tuple[l
 # -- 2. The two implementations -------------------------------------------------------------
 
 
-def _old_turn_logprobs(model: Any, tokenizer: Any, prompts: list, actions: list) -> Any:
+def _old_turn_logprobs(model: CausalLM, tokenizer: Tokenizer, prompts: list, actions: list) -> Any:
     """Score turns as before issue 14 (the baseline): rows per turn, full fp32 logits.
 
     A copy of the old ``encode_turns`` + ``turn_logprobs`` (``max_length=None``, all
@@ -153,7 +156,7 @@ def _old_turn_logprobs(model: Any, tokenizer: Any, prompts: list, actions: list)
     return total, total / count.clamp(min=1), shape
 
 
-def _new_turn_logprobs(model: Any, tokenizer: Any, prompts: list, actions: list) -> Any:
+def _new_turn_logprobs(model: CausalLM, tokenizer: Tokenizer, prompts: list, actions: list) -> Any:
     from algorithms.logprobs import encode_dialogues, turn_logprobs
 
     turns = encode_dialogues(tokenizer, [(prompts, actions)])
@@ -197,7 +200,7 @@ class _PeakMemory:
         return (_status_kib("VmHWM") * 1024 - self.base) / 2**20
 
 
-def _load_model(name: str, device: str) -> tuple[Any, Any]:
+def _load_model(name: str, device: str) -> tuple[CausalLM, Tokenizer]:
     if name == "tiny":
         from agents.tiny_model import make_tiny_lm
 

@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from sweetrl_gym.model_types import CausalLM, Tokenizer
+
 __all__ = [
     "GenerationStats",
     "PrefixCache",
@@ -29,7 +31,7 @@ __all__ = [
 ]
 
 
-def weights_identity(model: Any) -> tuple[Any, ...]:
+def weights_identity(model: CausalLM) -> tuple[Any, ...]:
     """Return what changes when ``model``'s weights do.
 
     The model, and each parameter's storage, dtype and in-place version counter (an
@@ -122,7 +124,7 @@ class PrefixCache:
         self._entries = []
         self._owner = None
 
-    def _bind(self, model: Any) -> None:
+    def _bind(self, model: CausalLM) -> None:
         """Empty the cache if ``model`` is not the model (and weights) that filled it."""
         owner = weights_identity(model)
         if owner != self._owner:
@@ -158,7 +160,7 @@ class PrefixCache:
         self._entries = kept
 
 
-def check_chat_tokenizer(tokenizer: Any) -> None:
+def check_chat_tokenizer(tokenizer: Tokenizer) -> None:
     """Check that a tokenizer can format chats and pad batches.
 
     Raises:
@@ -175,7 +177,9 @@ def check_chat_tokenizer(tokenizer: Any) -> None:
         raise ValueError("tokenizer has neither a pad nor an eos token; set one of them")
 
 
-def chat_prompt(tokenizer: Any, messages: Sequence[Mapping[str, str]], system: str | None) -> str:
+def chat_prompt(
+    tokenizer: Tokenizer, messages: Sequence[Mapping[str, str]], system: str | None
+) -> str:
     """Render a chat with the tokenizer's template, ending with the generation prompt.
 
     Args:
@@ -203,11 +207,11 @@ def chat_prompt(tokenizer: Any, messages: Sequence[Mapping[str, str]], system: s
     return _template(tokenizer, [{"role": "user", "content": system}, *chat])
 
 
-def _template(tokenizer: Any, chat: list[dict[str, str]]) -> str:
+def _template(tokenizer: Tokenizer, chat: list[dict[str, str]]) -> str:
     return tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
 
 
-def place_model(model: Any, device: Any = None) -> Any:
+def place_model(model: CausalLM, device: Any = None) -> CausalLM:
     """Move ``model`` to ``device``, or to the ``accelerate`` device when none is given.
 
     A model dispatched across devices (``hf_device_map``) is never moved; with
@@ -232,7 +236,7 @@ def place_model(model: Any, device: Any = None) -> Any:
     return model.to(device)
 
 
-def model_device(model: Any) -> Any:
+def model_device(model: CausalLM) -> Any:
     """Return the device of the model's parameters."""
     device = getattr(model, "device", None)
     if device is None:
@@ -241,8 +245,8 @@ def model_device(model: Any) -> Any:
 
 
 def generate_texts(
-    model: Any,
-    tokenizer: Any,
+    model: CausalLM,
+    tokenizer: Tokenizer,
     prompts: Sequence[str],
     *,
     temperature: float,
@@ -373,7 +377,7 @@ _PACKED_SDPA = "sdpa_packed_gqa"
 
 
 @contextlib.contextmanager
-def _packed_cpu_decode_attention(model: Any, device: Any) -> Iterator[None]:
+def _packed_cpu_decode_attention(model: CausalLM, device: Any) -> Iterator[None]:
     """Let a half-precision model on the CPU attend without torch's ``enable_gqa`` kernel.
 
     With no padding mask (one sequence, or rows of one length), transformers' SDPA
@@ -428,7 +432,7 @@ def _register_packed_sdpa() -> bool:
     return True
 
 
-def _plain_kv_cache(model: Any) -> bool:
+def _plain_kv_cache(model: CausalLM) -> bool:
     """Whether the model keeps one plain (key, value) pair per layer, as a prefix cache needs."""
     config = getattr(model, "config", None)
     if config is None or getattr(config, "is_encoder_decoder", False):
@@ -446,7 +450,7 @@ _SEGMENT_TOKENS = 8
 
 
 def _generate_chunk(
-    model: Any,
+    model: CausalLM,
     rows: list[Any],
     found: list[tuple[_Entry | None, int]],
     pad_id: int,
@@ -535,13 +539,13 @@ def _generate_chunk(
 
 
 def _share_prefix(
-    model: Any,
+    model: CausalLM,
     cache: PrefixCache,
     rows: list[Any],
     pad_id: int,
     device: Any,
     settings: dict[str, Any],
-) -> None:
+) -> int:
     """Compute once, and keep, what several of a chunk's rows share but the cache lacks.
 
     Two kinds of sharing: the prefix common to all rows (the first turns of new
@@ -713,7 +717,7 @@ def _keep_row(
     cache._add(tokens[:count], kept)
 
 
-def _eos_ids(model: Any, tokenizer: Any) -> list[int]:
+def _eos_ids(model: CausalLM, tokenizer: Tokenizer) -> list[int]:
     # Chat models often stop on an end-of-turn token listed only in generation_config.
     configured = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
     ids = list(configured) if isinstance(configured, (list, tuple)) else [configured]

@@ -16,6 +16,7 @@ from sweetrl_gym.local_lm import (
     generate_texts,
     place_model,
 )
+from sweetrl_gym.model_types import CausalLM, Tokenizer
 from sweetrl_gym.simulators.base import SimulatorError
 from sweetrl_gym.simulators.prompts import HUMAN_SIMULATOR_PROMPT, simulator_messages
 
@@ -46,8 +47,8 @@ class TransformersSimulator:
 
     def __init__(
         self,
-        model: Any,
-        tokenizer: Any,
+        model: CausalLM,
+        tokenizer: Tokenizer,
         *,
         prompt: str = HUMAN_SIMULATOR_PROMPT,
         max_new_tokens: int = 128,
