@@ -51,6 +51,8 @@ class TurnPair:
         rejected: The other action.
         chosen_score: The critic's score of ``chosen``.
         rejected_score: The critic's score of ``rejected``.
+        task_id: The task of the episode the turn comes from (``""``: unknown); several
+            tasks may share a first request, so the messages alone may not tell.
 
     """
 
@@ -59,6 +61,7 @@ class TurnPair:
     rejected: str
     chosen_score: float = 0.0
     rejected_score: float = 0.0
+    task_id: str = ""
 
 
 def trajectory_pairs(
@@ -129,6 +132,7 @@ def turn_pairs(
     *,
     num_pairs: int = 4,
     rng: np.random.Generator,
+    task_id: str = "",
 ) -> list[TurnPair]:
     """Pair candidates of the top half with candidates of the bottom half (SWEET-RL step 4).
 
@@ -143,6 +147,7 @@ def turn_pairs(
         scores: The critic's score of each candidate.
         num_pairs: Pairs to draw (the paper: 4); fewer when there are not enough.
         rng: Source of randomness.
+        task_id: The turn's task, recorded in each pair.
 
     Returns:
         Up to ``num_pairs`` pairs.
@@ -165,6 +170,7 @@ def turn_pairs(
             candidates[combos[i][1]],
             float(scores[combos[i][0]]),
             float(scores[combos[i][1]]),
+            task_id,
         )
         for i in sorted(picked)
     ]

@@ -92,7 +92,7 @@ _CRITIC_ADAPTER = "critic"
 _CRITIC_SCORES = ("turn_sum", "token_mean", "last_turn")
 """Values of :attr:`SweetRLConfig.critic_score`."""
 
-_DROPPED_CANDIDATES = ("truncated_candidates", "answer_candidates")
+_DROPPED_CANDIDATES = ("truncated_candidates", "answer_candidates", "question_candidates")
 """Why sampled candidates were left out of the turn pairs (counts in the cached pairs)."""
 
 
@@ -161,7 +161,13 @@ class SweetRLConfig(TrainingConfig):
             ``candidate_fraction`` is then a share of the question turns. Beware: the
             decision to answer is then never trained, and a critic that favours more
             questions teaches the policy to keep asking (on the quick config, 59 of 113
-            episodes ran out of turns without answering).
+            episodes ran out of turns without answering). ``"answers"``: the mirror
+            image: only the turns where the buffer's episode answered get candidates, and
+            candidates that do not answer are dropped, so DPO shapes only the answer's
+            content where the policy already answers. The critic sees the reference
+            solution, and on the quick config it ranked two answers in the order of the
+            hidden tests they pass in every pair where they differed, while its ranking of
+            two questions was close to chance (``benchmarks.pair_signal``).
 
     """
 
@@ -198,7 +204,7 @@ class SweetRLConfig(TrainingConfig):
         self._check_fraction("candidate_fraction")
         self._check_choice("critic_head", ("log_ratio", "value"))
         self._check_choice("critic_score", _CRITIC_SCORES)
-        self._check_choice("pair_turns", ("all", "questions"))
+        self._check_choice("pair_turns", ("all", "questions", "answers"))
         if self.critic_score == "token_mean" and not self.length_normalize:
             raise ValueError(
                 "critic_score='token_mean' is itself a length normalisation (one mean over "
@@ -284,9 +290,11 @@ class SweetRL(Algorithm):
         # Steps 3 and 4.
         pairs_for_policy, dropped = self._candidates(buffer)
         truncated, answers = dropped["truncated_candidates"], dropped["answer_candidates"]
+        questions = dropped["question_candidates"]
         metrics["train/num_pairs"] = float(len(pairs_for_policy))
         metrics["train/truncated_candidates"] = float(truncated)
         metrics["train/answer_candidates"] = float(answers)
+        metrics["train/question_candidates"] = float(questions)
         if not pairs_for_policy and truncated:
             raise ValueError(
                 f"no turn-level pairs: {truncated} sampled candidates were cut off at "
@@ -298,6 +306,12 @@ class SweetRL(Algorithm):
                 f"no turn-level pairs: {answers} sampled candidates answered and were dropped "
                 f"(pair_turns='questions'), leaving too few questions; raise num_candidates "
                 f"or set pair_turns='all'"
+            )
+        if not pairs_for_policy and questions:
+            raise ValueError(
+                f"no turn-level pairs: {questions} sampled candidates did not answer and were "
+                f"dropped (pair_turns='answers'), leaving too few answers; raise "
+                f"num_candidates or set pair_turns='all'"
             )
         if not pairs_for_policy:
             raise ValueError(
@@ -621,8 +635,8 @@ class SweetRL(Algorithm):
 
         With ``drop_truncated_candidates`` (default), candidates cut off at
         ``max_new_tokens`` are dropped before scoring (with ``pair_turns="questions"``,
-        answers too): they are neither chosen nor rejected, and a turn left with fewer
-        than two candidates gives no pair. The
+        answers too; with ``"answers"``, questions): they are neither chosen nor
+        rejected, and a turn left with fewer than two candidates gives no pair. The
         sampling and scoring of the turns are split across processes.
 
         Returns:
@@ -664,13 +678,22 @@ class SweetRL(Algorithm):
 
     def _candidate_pairs(self, turns: list[tuple[Trajectory, Turn]]) -> dict[str, Any]:
         rng = np.random.default_rng([self.config.seed, 3])
-        questions_only = self.config.pair_turns == "questions"
-        if questions_only:
-            turns = [(t, turn) for t, turn in turns if not parse_action(turn.action).is_answer]
+        kind = self.config.pair_turns
+        if kind != "all":
+            turns = [
+                (t, turn)
+                for t, turn in turns
+                if parse_action(turn.action).is_answer == (kind == "answers")
+            ]
             if not turns:
                 raise ValueError(
-                    "pair_turns='questions' but no turn of the buffer asks a question (every "
-                    "episode answered at once); set pair_turns='all'"
+                    f"pair_turns={kind!r} but no turn of the buffer "
+                    + (
+                        "answers"
+                        if kind == "answers"
+                        else "asks a question (every episode answered at once)"
+                    )
+                    + "; set pair_turns='all'"
                 )
         count = min(len(turns), max(1, round(self.config.candidate_fraction * len(turns))))
         selected = [turns[i] for i in sorted(rng.choice(len(turns), size=count, replace=False))]
@@ -680,11 +703,13 @@ class SweetRL(Algorithm):
             disable=not (self.config.progress and self.trainer.accelerator.is_main_process),
         )
 
-        def unwanted(row: list[str]) -> tuple[list[bool], list[bool]]:
-            """Which candidates are cut off, and which answer where only questions pair."""
+        def unwanted(row: list[str]) -> tuple[list[bool], list[bool], list[bool]]:
+            """Which candidates are cut off, and which are of the kind that does not pair."""
             cut = self._truncated(row) if self.config.drop_truncated_candidates else []
-            answers = [questions_only and parse_action(c).is_answer for c in row]
-            return cut or [False] * len(row), answers
+            answering = [parse_action(c).is_answer for c in row]
+            answers = [kind == "questions" and a for a in answering]
+            questions = [kind == "answers" and not a for a in answering]
+            return cut or [False] * len(row), answers, questions
 
         def sample_and_score(chunk: list[tuple[Trajectory, Turn]]) -> list[list[Any]]:
             prompts = self.policy_prompts([turn for _, turn in chunk])
@@ -699,23 +724,26 @@ class SweetRL(Algorithm):
             # to stop mid-answer. Dropped before scoring, it costs nothing.
             flags = [unwanted(row) for row in sampled]
             kept = [
-                [c for c, a, b in zip(row, cut, answer) if not (a or b)]
-                for row, (cut, answer) in zip(sampled, flags)
+                [c for c, *drop in zip(row, *row_flags) if not any(drop)]
+                for row, row_flags in zip(sampled, flags)
             ]
             scores = self._score_turns(
                 [(turn.messages, t.reference, c) for (t, turn), c in zip(chunk, kept)]
             )
             bar.update(len(chunk) * self.trainer.accelerator.num_processes)
-            return [
-                [c, s, sum(cut), sum(answer)] for c, s, (cut, answer) in zip(kept, scores, flags)
-            ]
+            return [[c, s, *map(sum, row_flags)] for c, s, row_flags in zip(kept, scores, flags)]
 
         ranked = map_sharded(selected, sample_and_score, batch_size=self.policy.batch_size)
         bar.close()
         pairs = []
-        for (_, turn), (candidates, scores, _, _) in zip(selected, ranked):
+        for (trajectory, turn), (candidates, scores, *_) in zip(selected, ranked):
             pairs += turn_pairs(
-                turn.messages, candidates, scores, num_pairs=self.config.pairs_per_turn, rng=rng
+                turn.messages,
+                candidates,
+                scores,
+                num_pairs=self.config.pairs_per_turn,
+                rng=rng,
+                task_id=trajectory.task_id,
             )
         return {
             "pairs": [
@@ -725,11 +753,13 @@ class SweetRL(Algorithm):
                     "rejected": p.rejected,
                     "chosen_score": p.chosen_score,
                     "rejected_score": p.rejected_score,
+                    "task_id": p.task_id,
                 }
                 for p in pairs
             ],
             "truncated_candidates": sum(row[2] for row in ranked),
             "answer_candidates": sum(row[3] for row in ranked),
+            "question_candidates": sum(row[4] for row in ranked),
         }
 
     # -- step 5: the policy ----------------------------------------------------------------------

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import sweetrl_gym  # noqa: F401 - registers the environments
 from benchmarks.experiment_config import DTYPES
+from benchmarks.pair_signal import turn_pair_signal
 from benchmarks.serving import generation, model_source, served_folder
 from sweetrl_gym import TrajectoryBuffer
 from sweetrl_gym.model_types import CausalLM, Tokenizer
@@ -410,6 +411,10 @@ def fit_method(
             "history": [list(point) for point in algorithm.history],
             "seconds": round(time.perf_counter() - start, 1),
         }
+        if name == "sweet-rl" and config["env"]["id"] != _FRONTEND:
+            # Whether the critic's turn pairs were right, by the simulated human's replies
+            # (the pairs come from the run's cache: nothing is sampled again).
+            record["turn_pair_signal"] = turn_pair_signal(algorithm.candidate_pairs(buffer), buffer)
     if state.is_main_process:
         directory.mkdir(parents=True, exist_ok=True)
         record_path.write_text(json.dumps(record, indent=2, default=float) + "\n")

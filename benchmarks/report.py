@@ -324,6 +324,9 @@ def render_markdown(results: Mapping[str, Any], plots: Sequence[str] = ()) -> st
         parts.append(
             "Training curves of every step: `tensorboard --logdir methods` in this folder.\n"
         )
+    signal = _pair_signal_line(results)
+    if signal:
+        parts.append(signal)
     example = results.get("critic_example")
     if isinstance(example, Mapping) and example.get("turns"):
         parts.append("## SWEET-RL's critic on one dialogue\n")
@@ -606,6 +609,24 @@ def _training_values(
         if chosen:
             values[name] = chosen
     return values
+
+
+def _pair_signal_line(results: Mapping[str, Any]) -> str:
+    """Say how many of SWEET-RL's turn pairs the environment bears out."""
+    fit = ((results.get("methods") or {}).get("sweet-rl") or {}).get("fit") or {}
+    c = fit.get("turn_pair_signal")
+    if not isinstance(c, Mapping) or not (c.get("question_pairs") or c.get("answer_pairs")):
+        return ""
+    return (
+        f"SWEET-RL's turn pairs, checked against the environment: of {c['question_pairs']} "
+        f"pairs of two questions, the chosen question obtains more untold facts that matter "
+        f"from the simulated human in {c['chosen_obtains_more']}, fewer in "
+        f"{c['chosen_obtains_fewer']} and as many in {c['same']}; of {c['answer_pairs']} "
+        f"pairs of two answers, the chosen answer passes more hidden tests in "
+        f"{c['chosen_passes_more']}, fewer in {c['chosen_passes_fewer']} and as many in "
+        f"{c['same_tests']}; {c['mixed_pairs']} pairs oppose a question to an answer (not "
+        "judged). Pairs that do as well carry no signal.\n"
+    )
 
 
 def _training_table(results: Mapping[str, Any]) -> str:

@@ -126,6 +126,13 @@ def test_candidate_pairs_rank_top_half_over_bottom_half(shared_buffer, tiny_poli
     assert len(pairs) <= selected_turns * algo.config.pairs_per_turn
     assert all(p.chosen_score > p.rejected_score for p in pairs)
     assert all(p.messages[-1]["role"] == "user" for p in pairs)
+    # Each pair names the task of the episode its turn came from.
+    turns_of = {
+        (t.task_id, tuple(m["content"] for m in turn.messages))
+        for t in shared_buffer
+        for turn in t.turns
+    }
+    assert all((p.task_id, tuple(m["content"] for m in p.messages)) in turns_of for p in pairs)
 
 
 def test_ablations_change_what_the_critic_is(shared_buffer):
@@ -396,4 +403,41 @@ def test_question_pairs_need_a_question_to_pair():
     with pytest.raises(ValueError, match=r"answered and were dropped.*pair_turns='all'"):
         algo.fit(synthetic_buffer(2))
     with pytest.raises(ValueError, match="pair_turns"):
-        SweetRLConfig(pair_turns="answers")
+        SweetRLConfig(pair_turns="answer")
+
+
+def test_answer_pairs_leave_the_question_turns_alone():
+    policy = fresh_policy()
+    questions = ["What should it return?", "Which rounding?"]
+    answers = [
+        "I WANT TO ANSWER: def f(x): return 1",
+        "OUTPUT: I WANT TO ANSWER: def f(x): return 2",
+        "I WANT TO ANSWER: def f(x): return x",
+    ]
+    sampled = _fixed_candidates(policy, answers, questions)
+    buffer = synthetic_buffer(3)
+    settings = {**SMALL, "critic_epochs": 1, "num_candidates": 5, "candidate_fraction": 1.0}
+    algo = SweetRL(policy, **settings, pair_turns="answers")
+    metrics = algo.fit(buffer)
+    answered = [
+        (turn.messages, turn.action)
+        for t in buffer
+        for turn in t.turns
+        if "I WANT TO ANSWER" in turn.action
+    ]
+    assert sampled  # every answer turn got candidates, and their questions were dropped:
+    assert metrics["train/question_candidates"] == len(answered) * len(questions)
+    assert metrics["train/answer_candidates"] == 0
+    pairs = algo.candidate_pairs(buffer)
+    assert pairs and all({p.chosen, p.rejected} <= set(answers) for p in pairs)
+    # Only contexts where the buffer's episode answered.
+    assert {tuple(map(str, p.messages)) for p in pairs} <= {tuple(map(str, m)) for m, _ in answered}
+
+
+def test_answer_pairs_need_an_answer_to_pair():
+    policy = fresh_policy()
+    _fixed_candidates(policy, ["What?", "Why?"], [])
+    settings = {**SMALL, "critic_epochs": 1, "num_candidates": 2}
+    algo = SweetRL(policy, **settings, pair_turns="answers")
+    with pytest.raises(ValueError, match=r"did not answer and were dropped.*pair_turns='all'"):
+        algo.fit(synthetic_buffer(2))

@@ -40,12 +40,25 @@ def test_compare_smoke_end_to_end_and_resume(tmp_path, capsys):
             0.0 <= record["eval"]["success_rate_ci_low"] <= record["eval"]["success_rate_ci_high"]
         )
     assert results["methods"]["sweet-rl"]["fit"]["metrics"]["critic/train_pair_accuracy"] >= 0.5
+    # Every turn pair of SWEET-RL is judged against the simulated human (or is an answer's).
+    sweet = results["methods"]["sweet-rl"]["fit"]
+    signal = sweet["turn_pair_signal"]
+    assert signal["unknown_task"] == 0
+    kinds = signal["question_pairs"] + signal["answer_pairs"] + signal["mixed_pairs"]
+    assert kinds == sweet["metrics"]["train/num_pairs"]
+    assert signal["question_pairs"] == sum(
+        signal[k] for k in ("chosen_obtains_more", "chosen_obtains_fewer", "same")
+    )
+    assert signal["answer_pairs"] == sum(
+        signal[k] for k in ("chosen_passes_more", "chosen_passes_fewer", "same_tests")
+    )
     assert len(results["task_sets"]["test"]["sha256"]) == 64
     assert results["config"]["policy"]["model"] == "tiny"
     assert {"torch", "transformers", "sweetrl-gym"} <= set(results["versions"])
     table = (out / "results.md").read_text()
     assert "| SWEET-RL |" in table and "| Zero-shot |" in table
     assert "| Warm start (BC) |" in table and "95% paired CI" in table
+    assert "SWEET-RL's turn pairs, checked against the environment" in table
     for plot in ["success_rate.png", "tests_passed.png", "avg_turns.png", "training_curves.png"]:
         assert (out / plot).stat().st_size > 1000
     printed = capsys.readouterr().out

@@ -1,0 +1,111 @@
+"""Do SWEET-RL's turn pairs carry signal? Checked against the environment itself.
+
+The critic ranks candidate actions; whether its ranking is right can be read off the
+environment. For two questions: ask the backend's rule-based simulated human each one in
+the turn's context and count the facts that matter which its reply states and the
+dialogue had not told yet. For two answers: run each against the task's hidden tests.
+A pair carries signal when the chosen action obtains more facts (passes more tests) than
+the rejected one, and teaches the wrong thing when it obtains fewer; pairs whose actions
+do as well carry none (DPO on them is noise).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sweetrl_gym.actions import parse_action
+from sweetrl_gym.sandbox import Sandbox, default_sandbox
+from sweetrl_gym.simulators.base import user_said
+from sweetrl_gym.simulators.derive import facts_from_reference
+from sweetrl_gym.simulators.rule_based import RuleBasedSimulator
+from sweetrl_gym.tasks.types import BackendTask
+from sweetrl_gym.trajectory import Trajectory
+
+__all__ = ["COUNTS", "turn_pair_signal"]
+
+
+COUNTS = (
+    "question_pairs",
+    "chosen_obtains_more",
+    "chosen_obtains_fewer",
+    "same",
+    "answer_pairs",
+    "chosen_passes_more",
+    "chosen_passes_fewer",
+    "same_tests",
+    "mixed_pairs",
+    "unknown_task",
+)
+"""The keys of :func:`turn_pair_signal`'s result."""
+
+
+def turn_pair_signal(
+    pairs: Sequence[Any], buffer: Iterable[Trajectory], sandbox: Sandbox | None = None
+) -> dict[str, int]:
+    """Count the pairs whose chosen action obtains more untold facts, or passes more tests.
+
+    Args:
+        pairs: SWEET-RL's turn pairs (:class:`algorithms.pairs.TurnPair`, with their
+            ``task_id``).
+        buffer: The episodes they were sampled from (each task's reference gives its
+            hidden facts and tests; tasks without structured facts get facts derived from
+            the reference code, as the simulated human does).
+        sandbox: Runs the answers' code (default: the shared sandbox the environment uses).
+
+    Returns:
+        ``question_pairs`` (both candidates ask), of which ``chosen_obtains_more``,
+        ``chosen_obtains_fewer`` and ``same``; ``answer_pairs`` (both answer), of which
+        ``chosen_passes_more``, ``chosen_passes_fewer`` and ``same_tests``;
+        ``mixed_pairs`` (one asks, one answers: not judged) and ``unknown_task`` (no
+        episode of the pair's task in ``buffer``).
+
+    """
+    tasks = {t.task_id: t.reference for t in buffer}
+    human = RuleBasedSimulator()
+    counts = dict.fromkeys(COUNTS, 0)
+    answers: list[tuple[str, str, dict[str, str]]] = []
+    for pair in pairs:
+        reference = tasks.get(pair.task_id)
+        if reference is None or "ground_truth" not in reference:
+            counts["unknown_task"] += 1
+            continue
+        task = BackendTask.from_dict({"test_cases": {}, **reference, "task_id": pair.task_id})
+        chosen, rejected = parse_action(pair.chosen), parse_action(pair.rejected)
+        if chosen.is_answer and rejected.is_answer:
+            answers += [
+                (str(a.answer), task.ground_truth, task.test_cases) for a in (chosen, rejected)
+            ]
+        elif chosen.is_answer or rejected.is_answer:
+            counts["mixed_pairs"] += 1
+        else:
+            counts["question_pairs"] += 1
+            obtained = (
+                _facts_obtained(human, task, pair.messages, action)
+                for action in (pair.chosen, pair.rejected)
+            )
+            counts[_verdict(*obtained, prefix="chosen_obtains_", same="same")] += 1
+    if answers:
+        reports = (sandbox or default_sandbox()).run_tests_many(answers)
+        for mine, theirs in zip(reports[::2], reports[1::2]):
+            counts["answer_pairs"] += 1
+            counts[
+                _verdict(mine.passed, theirs.passed, prefix="chosen_passes_", same="same_tests")
+            ] += 1
+    return counts
+
+
+def _verdict(chosen: int, rejected: int, *, prefix: str, same: str) -> str:
+    if chosen == rejected:
+        return same
+    return prefix + ("more" if chosen > rejected else "fewer")
+
+
+def _facts_obtained(
+    human: RuleBasedSimulator, task: BackendTask, messages: Sequence[Any], question: str
+) -> int:
+    """Count the facts that matter which the human's reply to ``question`` tells first."""
+    told = user_said(messages)
+    reply = human.reply(task, [*messages, {"role": "assistant", "content": question}])
+    facts = task.facts or facts_from_reference(task.ground_truth, task.test_cases)
+    return sum(f.matters and f.answer in reply and f.answer not in told for f in facts)

@@ -1,0 +1,65 @@
+"""SWEET-RL's turn pairs judged by the simulated human's own replies."""
+
+from algorithms.pairs import TurnPair
+from benchmarks.pair_signal import turn_pair_signal
+from sweetrl_gym.trajectory import Trajectory
+from tests.conftest import make_tasks
+
+
+def episode(task):
+    messages = [{"role": "user", "content": task.problem_description}]
+    return Trajectory(
+        task_id=task.task_id,
+        turns=[],
+        messages=messages,
+        reward=0.0,
+        success=False,
+        answer="",
+        reference=task.reference(),
+    )
+
+
+def test_pairs_are_judged_by_the_facts_the_human_would_tell_and_the_tests(sandbox):
+    task = next(t for t in make_tasks(12) if any(f.matters and f.keywords for f in t.facts))
+    fact = next(f for f in task.facts if f.matters and f.keywords)
+    context = ({"role": "user", "content": task.problem_description},)
+    good = f"What about the {fact.keywords[0]}?"
+    vague = "Can you tell me your favourite colour?"
+    told = (
+        *context,
+        {"role": "assistant", "content": good},
+        {"role": "user", "content": fact.answer},
+    )
+
+    def pair(chosen, rejected, messages=context, task_id=task.task_id):
+        return TurnPair(messages, chosen, rejected, 1.0, 0.0, task_id)
+
+    wrong = "I WANT TO ANSWER: def f(*args):\n    return None"
+    right = f"I WANT TO ANSWER: {task.ground_truth}"
+    counts = turn_pair_signal(
+        [
+            pair(good, vague),  # right
+            pair(vague, good),  # wrong
+            pair(vague, vague + " Really?"),  # no signal either way
+            pair(good, vague, messages=told),  # the fact is told already: no gain
+            pair(right, wrong),  # the reference passes every test, None passes fewer
+            pair(wrong, right),
+            pair(right, right),
+            pair(right, good),  # a question against an answer: not judged
+            pair(good, vague, task_id="not-in-the-buffer"),
+        ],
+        [episode(task)],
+        sandbox=sandbox,
+    )
+    assert counts == {
+        "question_pairs": 4,
+        "chosen_obtains_more": 1,
+        "chosen_obtains_fewer": 1,
+        "same": 2,
+        "answer_pairs": 3,
+        "chosen_passes_more": 1,
+        "chosen_passes_fewer": 1,
+        "same_tests": 1,
+        "mixed_pairs": 1,
+        "unknown_task": 1,
+    }
