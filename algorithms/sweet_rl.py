@@ -237,6 +237,8 @@ class SweetRL(Algorithm):
         critic: The trained critic (a causal LM; a :class:`ValueHeadModel` for the
             value-head ablation; with LoRA, the policy's model, whose ``"critic"``
             adapter is the critic); ``None`` before :meth:`fit_critic`.
+        policy_pairs: The turn pairs the last :meth:`fit` trained the policy on (the
+            critic's ranking of the sampled candidates); empty before.
 
     """
 
@@ -247,6 +249,7 @@ class SweetRL(Algorithm):
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.critic: CausalLM | ValueHeadModel | None = None
+        self.policy_pairs: list[TurnPair] = []
         # The critic's frozen start: a model, or None while it is the policy's untrained
         # model (with LoRA: always, as the base with adapters disabled).
         self._critic_start: CausalLM | None = None
@@ -289,6 +292,7 @@ class SweetRL(Algorithm):
         self.log_metrics({k: v for k, v in metrics.items() if "accuracy" in k})
         # Steps 3 and 4.
         pairs_for_policy, dropped = self._candidates(buffer)
+        self.policy_pairs = pairs_for_policy
         truncated, answers = dropped["truncated_candidates"], dropped["answer_candidates"]
         questions = dropped["question_candidates"]
         metrics["train/num_pairs"] = float(len(pairs_for_policy))

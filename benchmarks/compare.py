@@ -412,9 +412,8 @@ def fit_method(
             "seconds": round(time.perf_counter() - start, 1),
         }
         if name == "sweet-rl" and config["env"]["id"] != _FRONTEND:
-            # Whether the critic's turn pairs were right, by the simulated human's replies
-            # (the pairs come from the run's cache: nothing is sampled again).
-            record["turn_pair_signal"] = turn_pair_signal(algorithm.candidate_pairs(buffer), buffer)
+            # Whether the critic's turn pairs were right, by the environment's own verdicts.
+            record["turn_pair_signal"] = turn_pair_signal(algorithm.policy_pairs, buffer)
     if state.is_main_process:
         directory.mkdir(parents=True, exist_ok=True)
         record_path.write_text(json.dumps(record, indent=2, default=float) + "\n")

@@ -428,7 +428,8 @@ def test_answer_pairs_leave_the_question_turns_alone():
     assert sampled  # every answer turn got candidates, and their questions were dropped:
     assert metrics["train/question_candidates"] == len(answered) * len(questions)
     assert metrics["train/answer_candidates"] == 0
-    pairs = algo.candidate_pairs(buffer)
+    pairs = algo.policy_pairs  # what the fit trained on
+    assert len(pairs) == metrics["train/num_pairs"]
     assert pairs and all({p.chosen, p.rejected} <= set(answers) for p in pairs)
     # Only contexts where the buffer's episode answered.
     assert {tuple(map(str, p.messages)) for p in pairs} <= {tuple(map(str, m)) for m, _ in answered}
