@@ -141,10 +141,12 @@ def base_policy(
 
 
 def _base(config: Mapping[str, Any], out: Path) -> tuple[TransformersAgent, str | Path | None]:
-    """Return a fresh base policy, and what a server loads to serve it."""
-    if not config["warm_start"]["demonstrator"]:
-        return build_policy(config), model_source(config)
-    return base_policy(config, out), served_folder(out / "methods" / WARM_START / "model")
+    """Return a fresh base policy (:func:`base_policy`), and what a server loads to serve it."""
+    if config["warm_start"]["demonstrator"]:
+        source = served_folder(out / "methods" / WARM_START / "model")
+    else:
+        source = model_source(config)
+    return base_policy(config, out), source
 
 
 def _server_log(out: Path, stage: str) -> Path:

@@ -35,7 +35,7 @@ import gymnasium as gym
 
 import sweetrl_gym  # noqa: F401  (registers the environments)
 from agents import OracleAgent, collect
-from benchmarks.output import print_result, write_result
+from benchmarks.output import run_from_command_line, write_result
 from sweetrl_gym.actions import ANSWER_MARKER
 
 __all__ = ["ENVIRONMENTS", "DraftingDesigner", "main", "measure", "renderer_missing", "run"]
@@ -292,13 +292,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     parser.add_argument("--render-pages", type=int, default=2, help="frontend: renderer page pool")
     parser.add_argument("--out", type=Path, default=_RESULTS)
-    args = parser.parse_args(argv)
-    try:
-        result = run(**vars(args))
-    except ValueError as err:
-        parser.error(str(err))
-    print_result(result)
-    return result
+    return run_from_command_line(parser, argv, run)
 
 
 if __name__ == "__main__":

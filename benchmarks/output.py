@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["print_result", "write_result"]
+__all__ = ["print_result", "run_from_command_line", "write_result"]
 
 
 def write_result(result: dict[str, Any], out: Path | None) -> dict[str, Any]:
@@ -26,3 +28,20 @@ def print_result(result: dict[str, Any]) -> dict[str, Any]:
     """Print ``result`` as JSON (a script's output); return it."""
     print(json.dumps(result, indent=2))
     return result
+
+
+def run_from_command_line(
+    parser: argparse.ArgumentParser,
+    argv: Sequence[str] | None,
+    run: Callable[..., dict[str, Any]],
+) -> dict[str, Any]:
+    """Parse ``argv``, call ``run`` with the options, print and return its result.
+
+    A ``ValueError`` from ``run`` (a bad setting) becomes the parser's usage error.
+    """
+    args = parser.parse_args(argv)
+    try:
+        result = run(**vars(args))
+    except ValueError as err:
+        parser.error(str(err))
+    return print_result(result)

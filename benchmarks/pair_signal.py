@@ -61,16 +61,19 @@ def turn_pair_signal(
         episode of the pair's task in ``buffer``).
 
     """
-    tasks = {t.task_id: t.reference for t in buffer}
+    tasks: dict[str, BackendTask] = {}  # built once per task: its episodes and pairs share it
+    for t in buffer:
+        if t.task_id not in tasks and "ground_truth" in t.reference:
+            reference = {"test_cases": {}, **t.reference, "task_id": t.task_id}
+            tasks[t.task_id] = BackendTask.from_dict(reference)
     human = RuleBasedSimulator()
     counts = dict.fromkeys(COUNTS, 0)
     answers: list[tuple[str, str, dict[str, str]]] = []
     for pair in pairs:
-        reference = tasks.get(pair.task_id)
-        if reference is None or "ground_truth" not in reference:
+        task = tasks.get(pair.task_id)
+        if task is None:
             counts["unknown_task"] += 1
             continue
-        task = BackendTask.from_dict({"test_cases": {}, **reference, "task_id": pair.task_id})
         chosen, rejected = parse_action(pair.chosen), parse_action(pair.rejected)
         if chosen.is_answer and rejected.is_answer:
             answers += [

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.machine import machine_summary
-from benchmarks.output import print_result, write_result
+from benchmarks.output import run_from_command_line, write_result
 from sweetrl_gym.render import Renderer
 from sweetrl_gym.tasks import load_frontend_tasks
 
@@ -106,13 +106,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--pages", type=int, default=30, help="bundled test pages to render")
     parser.add_argument("--pool", type=int, default=2, help="pages rendering at once in (c)")
     parser.add_argument("--out", type=Path, help="also write the result to this JSON file")
-    args = parser.parse_args(argv)
-    try:
-        result = run(**vars(args))
-    except ValueError as err:
-        parser.error(str(err))
-    print_result(result)
-    return result
+    return run_from_command_line(parser, argv, run)
 
 
 if __name__ == "__main__":

@@ -438,6 +438,33 @@ def _status_failure(err: Any) -> _AttemptFailed:
 
 
 def _reply_text(raw: bytes, status: int) -> str:
+    choices, malformed = _choices(raw, status)
+    message = choices[0].get("message") if isinstance(choices[0], dict) else None
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, str):
+        raise malformed(f"choices[0].message.content is {type(content).__name__}, not str")
+    return content
+
+
+def _text_completions(raw: bytes, status: int) -> list[TextCompletion]:
+    choices, malformed = _choices(raw, status)
+    completions = []
+    for index, choice in enumerate(choices):
+        text = choice.get("text") if isinstance(choice, dict) else None
+        if not isinstance(text, str):
+            raise malformed(f"choices[{index}].text is {type(text).__name__}, not str")
+        logprob = _summed_logprob(choice.get("logprobs"))
+        completions.append(TextCompletion(text, logprob, choice.get("finish_reason")))
+    return completions
+
+
+def _choices(raw: bytes, status: int) -> tuple[list[Any], Callable[[str], _AttemptFailed]]:
+    """Return a completion body's non-empty ``choices``, and how to say a choice is malformed.
+
+    Raises:
+        _AttemptFailed: (retryable) If the body is not a JSON object with ``choices``.
+
+    """
     excerpt = _excerpt(raw)
 
     def malformed(what: str) -> _AttemptFailed:
@@ -454,36 +481,7 @@ def _reply_text(raw: bytes, status: int) -> str:
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices:
         raise malformed("no 'choices'")
-    message = choices[0].get("message") if isinstance(choices[0], dict) else None
-    content = message.get("content") if isinstance(message, dict) else None
-    if not isinstance(content, str):
-        raise malformed(f"choices[0].message.content is {type(content).__name__}, not str")
-    return content
-
-
-def _text_completions(raw: bytes, status: int) -> list[TextCompletion]:
-    excerpt = _excerpt(raw)
-
-    def malformed(what: str) -> _AttemptFailed:
-        return _AttemptFailed(
-            f"malformed response ({what})", retryable=True, status=status, excerpt=excerpt
-        )
-
-    try:
-        data = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        raise malformed("not JSON") from None
-    choices = data.get("choices") if isinstance(data, dict) else None
-    if not isinstance(choices, list) or not choices:
-        raise malformed("no 'choices'")
-    completions = []
-    for index, choice in enumerate(choices):
-        text = choice.get("text") if isinstance(choice, dict) else None
-        if not isinstance(text, str):
-            raise malformed(f"choices[{index}].text is {type(text).__name__}, not str")
-        logprob = _summed_logprob(choice.get("logprobs"))
-        completions.append(TextCompletion(text, logprob, choice.get("finish_reason")))
-    return completions
+    return choices, malformed
 
 
 def _summed_logprob(logprobs: Any) -> float | None:

@@ -18,8 +18,8 @@ pytestmark = pytest.mark.slow
 TRAIN_TASKS, SAMPLES, TEST_TASKS = 3, 3, 3
 
 
-def compare(out: Path, *, fsdp: bool) -> str:
-    """Run the smoke comparison on 2 processes; return its standard output."""
+def compare(out: Path, *, fsdp: bool, extra: tuple[str, ...] = ()) -> str:
+    """Run the smoke comparison on 2 processes (``extra``: more arguments); return its output."""
     args = [
         "tests.distributed.run_compare",
         "--debug",  # a failure shows its traceback (run_on_processes prints the output)
@@ -35,6 +35,7 @@ def compare(out: Path, *, fsdp: bool) -> str:
         str(SAMPLES),
         "--test-tasks",
         str(TEST_TASKS),
+        *extra,
     ]
     return run_on_processes(args, nproc=2, fsdp=fsdp, timeout=900).stdout
 
@@ -93,23 +94,11 @@ def test_compare_on_two_processes_serves_each_process_its_own_server(tmp_path, m
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     out = tmp_path / "served"
     serve = f"{sys.executable} -m transformers.cli.transformers serve {{model}} --port {{port}}"
-    args = [
-        "tests.distributed.run_compare",
-        "--debug",
-        "compare",
-        "--config",
-        "smoke",
-        "--out",
-        str(out),
-        "--no-progress",
-        "--set",
-        f'policy.server_command="{serve}"',
-        "--set",
-        "methods.run=['rft']",
-    ]
-    run_on_processes(args, nproc=2, fsdp=False, timeout=900)
+    served = ("--set", f'policy.server_command="{serve}"', "--set", "methods.run=['rft']")
+    compare(out, fsdp=False, extra=served)
     results = json.loads((out / "results.json").read_text())
-    assert results["processes"] == 2 and results["methods"]["rft"]["eval"]["num_tasks"] == 4
+    assert results["processes"] == 2
+    assert results["methods"]["rft"]["eval"]["num_tasks"] == TEST_TASKS
     logs = {p.stem: p.read_text() for p in (out / "servers").glob("*.log")}
     stages = ("collect", "eval-warm-start", "eval-rft")
     assert set(logs) == {f"{stage}-{rank}" for stage in stages for rank in (0, 1)}
