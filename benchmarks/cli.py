@@ -250,6 +250,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks of errors"
     )
 
+    text = (
+        "SWEET-RL's policy step on its own turn pairs ranked by the environment (a perfect "
+        "critic): what the critic's ranking costs."
+    )
+    ceiling = commands.add_parser("ceiling", help=text, description=text)
+    ceiling.set_defaults(handler=_ceiling)
+    ceiling.add_argument("run", metavar="RUN_DIR", help="a folder of 'sweetrl compare'")
+    ceiling.add_argument(
+        "--no-progress", dest="progress", action="store_false", help="hide progress bars"
+    )
+    ceiling.add_argument(
+        "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks of errors"
+    )
+
     configs = add("configs", _configs, "List the bundled configs, or show one resolved.")
     configs.add_argument("name", nargs="?", help="a config to show (with --set applied)")
     return parser
@@ -718,6 +732,13 @@ def _pool(args: argparse.Namespace) -> int:
     if args.out:
         write_pooled(pooled, args.out)
         print(f"written: {Path(args.out) / 'pooled.md'}")
+    return 0
+
+
+def _ceiling(args: argparse.Namespace) -> int:
+    from benchmarks.critic_ceiling import critic_ceiling, render_ceiling
+
+    print(render_ceiling(critic_ceiling(args.run, progress=args.progress)), end="")
     return 0
 
 

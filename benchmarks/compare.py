@@ -36,6 +36,7 @@ from benchmarks.experiment_config import DTYPES
 from benchmarks.pair_signal import turn_pair_signal
 from benchmarks.serving import generation, model_source, served_folder
 from sweetrl_gym import TrajectoryBuffer
+from sweetrl_gym.atomic_write import write_atomically
 from sweetrl_gym.model_types import CausalLM, Tokenizer
 from sweetrl_gym.processes import process_state
 from sweetrl_gym.simulators import user_said
@@ -48,6 +49,7 @@ __all__ = [
     "build_policy",
     "check_training_settings",
     "env_kwargs",
+    "evaluate_method",
     "fit_method",
     "is_local_path",
     "load_pretrained",
@@ -61,6 +63,8 @@ __all__ = [
 
 _FRONTEND = "ColBench-Frontend-v0"
 WARM_START = "warm-start"
+TURN_PAIRS = "turn_pairs.json"
+# SWEET-RL's trained-on turn pairs, in methods/sweet-rl (TurnPair rows; `sweetrl ceiling`).
 # The warm start's name: its fit in methods/warm-start, its evaluation in eval/warm-start.jsonl.
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")  # "org/name"
 
@@ -381,6 +385,7 @@ def fit_method(
 
     """
     from algorithms import Algorithm
+    from algorithms.batches import to_json
 
     state = process_state()
     record_path = directory / "fit.json"
@@ -418,6 +423,10 @@ def fit_method(
             record["turn_pair_signal"] = turn_pair_signal(algorithm.policy_pairs, buffer)
     if state.is_main_process:
         directory.mkdir(parents=True, exist_ok=True)
+        if name == "sweet-rl" and record["status"] == "trained":
+            # What the policy step trained on: `sweetrl ceiling` re-ranks it.
+            text = json.dumps(to_json(algorithm.policy_pairs)) + "\n"
+            write_atomically(directory / TURN_PAIRS, lambda path: path.write_text(text, "utf-8"))
         record_path.write_text(json.dumps(record, indent=2, default=float) + "\n")
     state.wait_for_everyone()
     del algorithm
@@ -448,9 +457,14 @@ def scripted_agent(name: str, config: Mapping[str, Any]) -> Any:
     )
 
 
-def _evaluate(
+def evaluate_method(
     name: str, agent: Any, config: Mapping[str, Any], out: Path, progress: bool
 ) -> dict[str, float]:
+    """Evaluate ``agent`` on the config's held-out tasks into ``out/eval/NAME.jsonl``.
+
+    Resumes a partial evaluation; a finished one (``NAME.metrics.json``) is read back.
+    Collective under several processes (the episodes are split between them).
+    """
     from agents import evaluate
 
     state = process_state()
@@ -568,7 +582,7 @@ def run_comparison(
             agent = saved_policy(directory, config, evaluation=True)
             source = served_folder(directory)
         with generation(agent, source, config, _server_log(out, f"eval-{name}")):
-            evals[name] = _evaluate(name, agent, config, out, progress)
+            evals[name] = evaluate_method(name, agent, config, out, progress)
         del agent
         gc.collect()
     base = WARM_START if WARM_START in evals else "zero-shot"

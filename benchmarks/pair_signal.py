@@ -7,12 +7,17 @@ dialogue had not told yet. For two answers: run each against the task's hidden t
 A pair carries signal when the chosen action obtains more facts (passes more tests) than
 the rejected one, and teaches the wrong thing when it obtains fewer; pairs whose actions
 do as well carry none (DPO on them is noise).
+
+:func:`environment_ranked_pairs` keeps the pairs the environment tells apart, the better
+action chosen: SWEET-RL's policy step on them shows what a perfect critic would gain from
+the same candidates (``sweetrl ceiling``, :mod:`benchmarks.critic_ceiling`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sweetrl_gym.actions import parse_action
 from sweetrl_gym.sandbox import Sandbox, default_sandbox
@@ -22,7 +27,10 @@ from sweetrl_gym.simulators.rule_based import RuleBasedSimulator
 from sweetrl_gym.tasks.types import BackendTask
 from sweetrl_gym.trajectory import Trajectory
 
-__all__ = ["COUNTS", "turn_pair_signal"]
+if TYPE_CHECKING:  # importing algorithms loads torch
+    from algorithms.pairs import TurnPair
+
+__all__ = ["COUNTS", "environment_ranked_pairs", "judge_turn_pairs", "turn_pair_signal"]
 
 
 COUNTS = (
@@ -61,41 +69,103 @@ def turn_pair_signal(
         episode of the pair's task in ``buffer``).
 
     """
+    counts = dict.fromkeys(COUNTS, 0)
+    for verdict in judge_turn_pairs(pairs, buffer, sandbox):
+        counts[verdict] += 1
+    counts["question_pairs"] = sum(counts[k] for k in _QUESTION_VERDICTS)
+    counts["answer_pairs"] = sum(counts[k] for k in _ANSWER_VERDICTS)
+    return counts
+
+
+_QUESTION_VERDICTS = ("chosen_obtains_more", "chosen_obtains_fewer", "same")
+_ANSWER_VERDICTS = ("chosen_passes_more", "chosen_passes_fewer", "same_tests")
+
+
+def judge_turn_pairs(
+    pairs: Sequence[Any], buffer: Iterable[Trajectory], sandbox: Sandbox | None = None
+) -> list[str]:
+    """Judge each pair by the environment (arguments as for :func:`turn_pair_signal`).
+
+    Returns:
+        One key of :data:`COUNTS` per pair, in order: ``chosen_obtains_more``,
+        ``chosen_obtains_fewer`` or ``same`` for two questions; ``chosen_passes_more``,
+        ``chosen_passes_fewer`` or ``same_tests`` for two answers; ``mixed_pairs`` or
+        ``unknown_task``.
+
+    """
     tasks: dict[str, BackendTask] = {}  # built once per task: its episodes and pairs share it
     for t in buffer:
         if t.task_id not in tasks and "ground_truth" in t.reference:
             reference = {"test_cases": {}, **t.reference, "task_id": t.task_id}
             tasks[t.task_id] = BackendTask.from_dict(reference)
     human = RuleBasedSimulator()
-    counts = dict.fromkeys(COUNTS, 0)
+    verdicts: list[str] = []
     answers: list[tuple[str, str, dict[str, str]]] = []
+    answer_slots: list[int] = []
     for pair in pairs:
         task = tasks.get(pair.task_id)
         if task is None:
-            counts["unknown_task"] += 1
+            verdicts.append("unknown_task")
             continue
         chosen, rejected = parse_action(pair.chosen), parse_action(pair.rejected)
         if chosen.is_answer and rejected.is_answer:
             answers += [
                 (str(a.answer), task.ground_truth, task.test_cases) for a in (chosen, rejected)
             ]
+            answer_slots.append(len(verdicts))
+            verdicts.append("")  # filled in once the tests have run, all at once
         elif chosen.is_answer or rejected.is_answer:
-            counts["mixed_pairs"] += 1
+            verdicts.append("mixed_pairs")
         else:
-            counts["question_pairs"] += 1
             obtained = (
                 _facts_obtained(human, task, pair.messages, action)
                 for action in (pair.chosen, pair.rejected)
             )
-            counts[_verdict(*obtained, prefix="chosen_obtains_", same="same")] += 1
+            verdicts.append(_verdict(*obtained, prefix="chosen_obtains_", same="same"))
     if answers:
         reports = (sandbox or default_sandbox()).run_tests_many(answers)
-        for mine, theirs in zip(reports[::2], reports[1::2]):
-            counts["answer_pairs"] += 1
-            counts[
-                _verdict(mine.passed, theirs.passed, prefix="chosen_passes_", same="same_tests")
-            ] += 1
-    return counts
+        for slot, mine, theirs in zip(answer_slots, reports[::2], reports[1::2]):
+            verdicts[slot] = _verdict(
+                mine.passed, theirs.passed, prefix="chosen_passes_", same="same_tests"
+            )
+    return verdicts
+
+
+def environment_ranked_pairs(
+    pairs: Sequence[TurnPair], buffer: Iterable[Trajectory], sandbox: Sandbox | None = None
+) -> list[TurnPair]:
+    """Rank turn pairs as a perfect critic would: by what the environment says of them.
+
+    Keeps the pairs of two questions (two answers) whose actions obtain different numbers
+    of untold facts (pass different numbers of tests), the better action as ``chosen``
+    (with its score); drops the rest, which carry no signal or cannot be judged without
+    playing the dialogue on (a question against an answer). Training data for an upper
+    bound, not for a method: it reads the simulated human and the hidden tests.
+
+    Args:
+        pairs: SWEET-RL's turn pairs, e.g. ``SweetRL.policy_pairs``.
+        buffer: The episodes they were sampled from (see :func:`turn_pair_signal`).
+        sandbox: Runs the answers' code.
+
+    Returns:
+        The informative pairs, in their order, each oriented by the environment.
+
+    """
+    ranked = []
+    for pair, verdict in zip(pairs, judge_turn_pairs(pairs, buffer, sandbox)):
+        if verdict.endswith("_more"):
+            ranked.append(pair)
+        elif verdict.endswith("_fewer"):
+            ranked.append(
+                dataclasses.replace(
+                    pair,
+                    chosen=pair.rejected,
+                    rejected=pair.chosen,
+                    chosen_score=pair.rejected_score,
+                    rejected_score=pair.chosen_score,
+                )
+            )
+    return ranked
 
 
 def _verdict(chosen: int, rejected: int, *, prefix: str, same: str) -> str:

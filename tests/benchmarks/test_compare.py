@@ -79,6 +79,37 @@ def test_compare_smoke_end_to_end_and_resume(tmp_path, capsys):
     code = main(["compare", "--config", "smoke", "--set", "data.train_tasks=3", "--out", str(out)])
     assert code != 0 and "another config" in capsys.readouterr().err
 
+    # The ceiling: SWEET-RL's policy step on the turn pairs it trained on, ranked by the
+    # environment. A pair of two answers, the wrong one chosen, is turned round.
+    pairs_path = out / "methods" / "sweet-rl" / "turn_pairs.json"
+    pairs = json.loads(pairs_path.read_text())
+    assert len(pairs) == sweet["metrics"]["train/num_pairs"]
+    assert {"messages", "chosen", "rejected", "task_id"} <= set(pairs[0])
+    episode = collected[0]
+    wrong = "I WANT TO ANSWER: def f(*args):\n    return None"
+    right = f"I WANT TO ANSWER: {episode.reference['ground_truth']}"
+    told_apart = {**pairs[0], "chosen": wrong, "rejected": right, "task_id": episode.task_id}
+    pairs_path.write_text(json.dumps([*pairs, told_apart]))
+    capsys.readouterr()
+    assert main(["ceiling", str(out), "--no-progress"]) == 0
+    report = json.loads((out / "ceiling" / "ceiling.json").read_text())
+    assert report["pairs"] == len(pairs) + 1 and report["kept"]["answers"] >= 1
+    assert "train/loss" in report["fit"]["metrics"] and report["fit"]["seconds"] > 0
+    assert report["versus_base"]["num_tasks"] == report["versus_sweet_rl"]["num_tasks"] == 4
+    assert len(TrajectoryBuffer.load(out / "ceiling" / "eval" / "sweet-rl-ceiling.jsonl")) == 4
+    assert "perfect critic" in capsys.readouterr().out
+    trained = (out / "ceiling" / "fit.json").stat().st_mtime_ns
+    assert main(["ceiling", str(out), "--no-progress"]) == 0  # resumes: nothing trained again
+    assert (out / "ceiling" / "fit.json").stat().st_mtime_ns == trained
+
+    # Nothing the environment tells apart: one clear line, nothing trained.
+    vague = {**pairs[0], "chosen": "Hi?", "rejected": "Hello?", "task_id": episode.task_id}
+    pairs_path.write_text(json.dumps([vague]))
+    shutil.rmtree(out / "ceiling")
+    assert main(["ceiling", str(out)]) != 0
+    assert "tells none of SWEET-RL's" in capsys.readouterr().err
+    assert not (out / "ceiling" / "fit.json").exists()
+
     # Runs of the same config with other seeds pool (here a copy standing in for seed 1).
     other = tmp_path / "smoke-seed-1"
     shutil.copytree(out, other)
@@ -100,6 +131,11 @@ def test_compare_smoke_end_to_end_and_resume(tmp_path, capsys):
     assert main(["pool", str(out), str(other)]) != 0
     assert "differs in data.train_tasks" in capsys.readouterr().err
     assert main(["pool", str(out)]) != 0 and "at least two runs" in capsys.readouterr().err
+
+
+def test_ceiling_names_what_a_folder_lacks(tmp_path, capsys):
+    assert main(["ceiling", str(tmp_path)]) != 0
+    assert "results.json does not exist" in capsys.readouterr().err
 
 
 def test_bundled_configs_load_and_bad_overrides_are_clear():

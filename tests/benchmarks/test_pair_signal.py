@@ -1,7 +1,7 @@
 """SWEET-RL's turn pairs judged by the simulated human's own replies."""
 
 from algorithms.pairs import TurnPair
-from benchmarks.pair_signal import turn_pair_signal
+from benchmarks.pair_signal import environment_ranked_pairs, judge_turn_pairs, turn_pair_signal
 from sweetrl_gym.trajectory import Trajectory
 from tests.conftest import make_tasks
 
@@ -63,3 +63,35 @@ def test_pairs_are_judged_by_the_facts_the_human_would_tell_and_the_tests(sandbo
         "mixed_pairs": 1,
         "unknown_task": 1,
     }
+
+
+def test_environment_ranked_pairs_keep_what_the_environment_tells_apart_better_first(sandbox):
+    task = next(t for t in make_tasks(12) if any(f.matters and f.keywords for f in t.facts))
+    fact = next(f for f in task.facts if f.matters and f.keywords)
+    context = ({"role": "user", "content": task.problem_description},)
+    good, vague = f"What about the {fact.keywords[0]}?", "Can you tell me your favourite colour?"
+    right = f"I WANT TO ANSWER: {task.ground_truth}"
+    wrong = "I WANT TO ANSWER: def f(*args):\n    return None"
+    pairs = [
+        TurnPair(context, good, vague, 0.9, 0.1, task.task_id),  # right: kept as it is
+        TurnPair(context, vague, good, 0.8, 0.2, task.task_id),  # wrong: turned round
+        TurnPair(context, vague, vague + " Really?", 0.7, 0.3, task.task_id),  # no signal
+        TurnPair(context, wrong, right, 0.6, 0.4, task.task_id),  # wrong: turned round
+        TurnPair(context, right, good, 0.5, 0.5, task.task_id),  # not judged
+        TurnPair(context, good, vague, 0.5, 0.5, "not-in-the-buffer"),
+    ]
+    buffer = [episode(task)]
+    assert judge_turn_pairs(pairs, buffer, sandbox=sandbox) == [
+        "chosen_obtains_more",
+        "chosen_obtains_fewer",
+        "same",
+        "chosen_passes_fewer",
+        "mixed_pairs",
+        "unknown_task",
+    ]
+    ranked = environment_ranked_pairs(pairs, buffer, sandbox=sandbox)
+    assert ranked == [
+        pairs[0],
+        TurnPair(context, good, vague, 0.2, 0.8, task.task_id),
+        TurnPair(context, right, wrong, 0.4, 0.6, task.task_id),
+    ]
