@@ -257,9 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     ceiling = commands.add_parser("ceiling", help=text, description=text)
     ceiling.set_defaults(handler=_ceiling)
     ceiling.add_argument("run", metavar="RUN_DIR", help="a folder of 'sweetrl compare'")
-    ceiling.add_argument(
-        "--no-progress", dest="progress", action="store_false", help="hide progress bars"
-    )
+    ceiling.add_argument("--no-progress", action="store_true", help="hide progress bars")
     ceiling.add_argument(
         "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks of errors"
     )
@@ -738,7 +736,7 @@ def _pool(args: argparse.Namespace) -> int:
 def _ceiling(args: argparse.Namespace) -> int:
     from benchmarks.critic_ceiling import critic_ceiling, render_ceiling
 
-    print(render_ceiling(critic_ceiling(args.run, progress=args.progress)), end="")
+    print(render_ceiling(critic_ceiling(args.run, progress=not args.no_progress)), end="")
     return 0
 
 
