@@ -63,9 +63,9 @@ __all__ = [
 
 _FRONTEND = "ColBench-Frontend-v0"
 WARM_START = "warm-start"
+# The warm start's name: its fit in methods/warm-start, its evaluation in eval/warm-start.jsonl.
 TURN_PAIRS = "turn_pairs.json"
 # SWEET-RL's trained-on turn pairs, in methods/sweet-rl (TurnPair rows; `sweetrl ceiling`).
-# The warm start's name: its fit in methods/warm-start, its evaluation in eval/warm-start.jsonl.
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")  # "org/name"
 
 

@@ -33,8 +33,9 @@ from benchmarks.compare import (
     evaluate_method,
     saved_policy,
 )
-from benchmarks.pair_signal import environment_ranked_pairs, judge_turn_pairs
+from benchmarks.pair_signal import environment_ranked_pairs
 from benchmarks.report import paired_cell
+from sweetrl_gym.actions import parse_action
 from sweetrl_gym.atomic_write import write_atomically
 from sweetrl_gym.processes import process_state
 from sweetrl_gym.trajectory import TrajectoryBuffer
@@ -99,7 +100,6 @@ def critic_ceiling(run_dir: str | Path, *, progress: bool = True) -> dict[str, A
         if not path.exists():
             raise FileNotFoundError(f"no evaluation of {name} in {out} ({path})")
     buffer = TrajectoryBuffer.load(out / "data" / "train.jsonl")
-    verdicts = judge_turn_pairs(pairs, buffer)
     ranked = environment_ranked_pairs(pairs, buffer)
     if not ranked:
         raise ValueError(
@@ -124,14 +124,12 @@ def critic_ceiling(run_dir: str | Path, *, progress: bool = True) -> dict[str, A
     metrics = evaluate_method(_NAME, agent, config, folder, progress)
     mine = TrajectoryBuffer.load(folder / "eval" / f"{_NAME}.jsonl")
     seed = config["seed"]
+    answers = sum(parse_action(p.chosen).is_answer for p in ranked)  # both act alike
     report = {
         "run": str(out),
         "base": base,
         "pairs": len(pairs),
-        "kept": {
-            "questions": sum(v.startswith("chosen_obtains_") for v in verdicts),
-            "answers": sum(v.startswith("chosen_passes_") for v in verdicts),
-        },
+        "kept": {"questions": len(ranked) - answers, "answers": answers},
         "fit": fit,
         "eval": metrics,
         "versus_base": paired_difference(mine, TrajectoryBuffer.load(evaluations[base]), seed=seed),

@@ -395,13 +395,23 @@ def test_question_pairs_leave_the_answer_turns_alone():
     assert used & set(answers)
 
 
-def test_question_pairs_need_a_question_to_pair():
+@pytest.mark.parametrize(
+    ("pair_turns", "sampled", "error"),
+    [
+        ("questions", ["I WANT TO ANSWER: 1", "I WANT TO ANSWER: 2"], "answered"),
+        ("answers", ["What?", "Why?"], "did not answer"),
+    ],
+)
+def test_turn_pairs_need_a_candidate_of_their_kind(pair_turns, sampled, error):
     policy = fresh_policy()
-    _fixed_candidates(policy, ["I WANT TO ANSWER: 1", "I WANT TO ANSWER: 2"], [])
+    _fixed_candidates(policy, sampled, [])
     settings = {**SMALL, "critic_epochs": 1, "num_candidates": 2}
-    algo = SweetRL(policy, **settings, pair_turns="questions")
-    with pytest.raises(ValueError, match=r"answered and were dropped.*pair_turns='all'"):
+    algo = SweetRL(policy, **settings, pair_turns=pair_turns)
+    with pytest.raises(ValueError, match=rf"{error} and were dropped.*pair_turns='all'"):
         algo.fit(synthetic_buffer(2))
+
+
+def test_pair_turns_is_checked():
     with pytest.raises(ValueError, match="pair_turns"):
         SweetRLConfig(pair_turns="answer")
 
@@ -433,12 +443,3 @@ def test_answer_pairs_leave_the_question_turns_alone():
     assert pairs and all({p.chosen, p.rejected} <= set(answers) for p in pairs)
     # Only contexts where the buffer's episode answered.
     assert {tuple(map(str, p.messages)) for p in pairs} <= {tuple(map(str, m)) for m, _ in answered}
-
-
-def test_answer_pairs_need_an_answer_to_pair():
-    policy = fresh_policy()
-    _fixed_candidates(policy, ["What?", "Why?"], [])
-    settings = {**SMALL, "critic_epochs": 1, "num_candidates": 2}
-    algo = SweetRL(policy, **settings, pair_turns="answers")
-    with pytest.raises(ValueError, match=r"did not answer and were dropped.*pair_turns='all'"):
-        algo.fit(synthetic_buffer(2))
