@@ -145,18 +145,18 @@ def bootstrap_ci(
     confidence: float = 0.95,
     resamples: int = 2000,
     rng: np.random.Generator | None = None,
-    strata: Any = None,
+    clusters: Any = None,
 ) -> tuple[float, float]:
     """Return a percentile-bootstrap confidence interval of the mean of ``values``.
 
     Args:
-        values: One number per independent unit (task).
+        values: One number per unit (a task, or a task in one run).
         confidence: Coverage, in (0, 1).
         resamples: Bootstrap resamples.
         rng: Random generator (default: seeded with 0).
-        strata: A label per value (e.g. the run it comes from): each resample draws
-            within every stratum as many values as it has, so each stratum keeps its
-            weight. ``None``: one stratum.
+        clusters: A label per value: values with the same label (one task's results in
+            several runs) are correlated, so a resample draws them together, as one
+            unit. ``None``: every value is its own unit.
 
     """
     if not 0.0 < confidence < 1.0:
@@ -164,15 +164,15 @@ def bootstrap_ci(
     data = np.asarray(values, dtype=float)
     if data.size == 0:
         raise ValueError("no values")
-    labels = np.zeros(data.size, dtype=int) if strata is None else np.asarray(strata)
+    labels = np.arange(data.size) if clusters is None else np.asarray(clusters)
     if labels.shape != data.shape:
-        raise ValueError(f"{labels.size} strata labels for {data.size} values")
+        raise ValueError(f"{labels.size} cluster labels for {data.size} values")
     rng = rng if rng is not None else np.random.default_rng(0)
-    sums = np.zeros(resamples)
-    for label in dict.fromkeys(labels.tolist()):
-        part = data[labels == label]
-        sums += part[rng.integers(0, part.size, size=(resamples, part.size))].sum(axis=1)
-    means = sums / data.size
+    _, unit = np.unique(labels, return_inverse=True)
+    sums = np.bincount(unit, weights=data)
+    sizes = np.bincount(unit).astype(float)
+    drawn = rng.integers(0, sums.size, size=(resamples, sums.size))
+    means = sums[drawn].sum(axis=1) / sizes[drawn].sum(axis=1)
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(means, [tail, 1.0 - tail])
     return float(low), float(high)
@@ -226,10 +226,12 @@ def pooled_paired_difference(
 ) -> dict[str, float]:
     """:func:`paired_difference` over several runs (e.g. seeds) of the same comparison.
 
-    Every (run, task) is one paired unit: the mean difference is over all of them, and
-    the bootstrap resamples tasks within each run (a stratified bootstrap), so a result
-    that holds across seeds gets the interval of the pooled tasks. Each run's method and
-    baseline must hold the same tasks; runs may differ in their tasks.
+    Every (run, task) is one paired unit and the mean difference is over all of them. The
+    bootstrap resamples tasks, each with its units in every run that holds it: runs of one
+    comparison share their held-out tasks, and a task that one policy finds easy or hard
+    tends to be so in every run, so resampling each run's tasks on its own gives an
+    interval too narrow (three identical runs would look three times the evidence). Runs
+    may differ in their tasks; each run's method and baseline must hold the same tasks.
 
     Args:
         runs: ``(method's episodes, baseline's episodes)`` per run.
@@ -249,7 +251,7 @@ def pooled_paired_difference(
     if not runs:
         raise ValueError("no runs to pool")
     diffs: dict[str, list[float]] = {}
-    strata: list[int] = []
+    tasks: list[str] = []
     gained = lost = 0
     for run, (buffer, baseline) in enumerate(runs):
         if len(buffer) == 0 or len(baseline) == 0:
@@ -270,19 +272,19 @@ def pooled_paired_difference(
         solved = [(rate(mine[t]), rate(theirs[t])) for t in theirs]
         gained += sum(now > before for now, before in solved)
         lost += sum(now < before for now, before in solved)
-        strata += [run] * len(theirs)
+        tasks += list(theirs)
     rng = np.random.default_rng(seed)
     out: dict[str, float] = {}
     for name, values_of_units in diffs.items():
         data = np.asarray(values_of_units, dtype=float)
         low, high = bootstrap_ci(
-            data, confidence=confidence, resamples=resamples, rng=rng, strata=strata
+            data, confidence=confidence, resamples=resamples, rng=rng, clusters=tasks
         )
         out[f"{name}_diff"] = float(data.mean())
         out[f"{name}_diff_ci_low"] = low
         out[f"{name}_diff_ci_high"] = high
     out["gained"] = float(gained)
     out["lost"] = float(lost)
-    out["num_tasks"] = float(len(strata))
+    out["num_tasks"] = float(len(tasks))
     out["num_runs"] = float(len(runs))
     return out

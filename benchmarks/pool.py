@@ -5,7 +5,8 @@ held-out tasks, but a run is one draw of everything upstream of its evaluation: 
 start, the sampled training data, the critic. Two runs of the quick config with the same
 settings differed by 9 points for SWEET-RL. :func:`pool_runs` takes several run folders
 of one config that differ only in ``seed`` and pairs every (run, task) with the base on
-it (:func:`agents.pooled_paired_difference`, a bootstrap stratified by run).
+it (:func:`agents.pooled_paired_difference`, a bootstrap over tasks that draws a task
+with its results in every run, since the runs share their held-out tasks).
 
 Example:
     >>> for seed in 0 1 2; do sweetrl compare --seed $seed --out runs/quick-$seed; done
@@ -85,7 +86,7 @@ def render_pooled(pooled: Mapping[str, Any]) -> str:
     lines = [
         f"Pooled over {len(pooled['runs'])} runs (seeds {seeds}); every method against "
         f"{LABELS.get(base, base)} on the same tasks of each run (95% paired bootstrap, "
-        "stratified by run).",
+        "resampling tasks with their results in every run).",
         "",
         "| Method | Success rate per run | Mean | vs base, pooled [95% CI] (gained / lost) |",
         "| --- | --- | --- | --- |",

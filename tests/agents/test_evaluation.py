@@ -101,36 +101,64 @@ def test_paired_difference_refuses_different_tasks():
         paired_difference(TrajectoryBuffer(), TrajectoryBuffer([fake("b", 1.0)]))
 
 
-def test_pooled_difference_over_runs_is_tighter_and_keeps_each_run_whole():
+def _gain_run(gain, prefix="t"):
+    """40 tasks; the method solves ``gain`` more than the base's 10."""
+    base = TrajectoryBuffer([fake(f"{prefix}{i}", 1.0 if i < 10 else 0.0) for i in range(40)])
+    method = TrajectoryBuffer(
+        [fake(f"{prefix}{i}", 1.0 if i < 10 + gain else 0.0) for i in range(40)]
+    )
+    return method, base
+
+
+def _width(result):
+    return result["success_rate_diff_ci_high"] - result["success_rate_diff_ci_low"]
+
+
+def test_pooled_difference_over_runs_of_other_tasks_is_tighter():
     from agents import paired_difference, pooled_paired_difference
 
-    def run(gain):  # 40 tasks; the method solves `gain` more than the base's 10
-        base = TrajectoryBuffer([fake(f"t{i}", 1.0 if i < 10 else 0.0) for i in range(40)])
-        method = TrajectoryBuffer([fake(f"t{i}", 1.0 if i < 10 + gain else 0.0) for i in range(40)])
-        return method, base
-
-    runs = [run(3), run(5), run(1)]
+    runs = [_gain_run(3, "a"), _gain_run(5, "b"), _gain_run(1, "c")]
     pooled = pooled_paired_difference(runs, seed=0)
     assert pooled["success_rate_diff"] == pytest.approx(9 / 120)
     assert pooled["num_tasks"] == 120 and pooled["num_runs"] == 3 and pooled["gained"] == 9
-    one = paired_difference(*runs[0], seed=0)
-    width = pooled["success_rate_diff_ci_high"] - pooled["success_rate_diff_ci_low"]
-    assert width < one["success_rate_diff_ci_high"] - one["success_rate_diff_ci_low"]
+    assert _width(pooled) < _width(paired_difference(*runs[0], seed=0))
     # One run pooled is the plain paired difference, interval and all.
     alone = pooled_paired_difference(runs[:1], seed=0)
-    assert {k: v for k, v in alone.items() if k != "num_runs"} == one
+    assert {k: v for k, v in alone.items() if k != "num_runs"} == paired_difference(
+        *runs[0], seed=0
+    )
     with pytest.raises(ValueError, match="different tasks in run 1"):
-        pooled_paired_difference([run(1), (TrajectoryBuffer([fake("x", 1.0)]), runs[0][1])])
+        pooled_paired_difference([_gain_run(1), (TrajectoryBuffer([fake("x", 1.0)]), runs[0][1])])
     with pytest.raises(ValueError, match="no runs"):
         pooled_paired_difference([])
 
 
-def test_stratified_bootstrap_draws_within_each_stratum():
+def test_pooled_runs_on_the_same_tasks_are_not_counted_as_new_evidence():
+    from agents import paired_difference, pooled_paired_difference
+
+    # Seeds of one comparison share their held-out tasks: three runs that agree task by
+    # task carry the evidence of one, and get its interval (not a narrower one).
+    one = paired_difference(*_gain_run(4), seed=0)
+    same = pooled_paired_difference([_gain_run(4)] * 3, seed=0)
+    assert same["num_tasks"] == 120
+    assert same["success_rate_diff"] == pytest.approx(one["success_rate_diff"])
+    assert (same["success_rate_diff_ci_low"], same["success_rate_diff_ci_high"]) == (
+        pytest.approx(one["success_rate_diff_ci_low"]),
+        pytest.approx(one["success_rate_diff_ci_high"]),
+    )
+    # The same three runs on tasks of their own are three times the evidence.
+    apart = pooled_paired_difference([_gain_run(4, p) for p in "abc"], seed=0)
+    assert _width(apart) < 0.75 * _width(same)
+
+
+def test_clustered_bootstrap_draws_a_cluster_whole():
     values = [0.0] * 50 + [1.0] * 50
-    strata = [0] * 50 + [1] * 50
-    # Each resample keeps 50 zeros and 50 ones: the mean cannot move.
-    assert bootstrap_ci(values, strata=strata) == (0.5, 0.5)
     low, high = bootstrap_ci(values)
-    assert low < 0.45 and high > 0.55
-    with pytest.raises(ValueError, match="strata"):
-        bootstrap_ci(values, strata=[0, 1])
+    # Two clusters, each of equal values: a resample holds 0, 1 or 2 copies of either.
+    assert bootstrap_ci(values, clusters=[0] * 50 + [1] * 50) == (0.0, 1.0)
+    # Pairs of equal values: half the units, so a wider interval (about sqrt(2) times).
+    pairs = [i // 2 for i in range(100)]
+    wide_low, wide_high = bootstrap_ci(sorted(values), clusters=pairs)
+    assert (wide_high - wide_low) > 1.2 * (high - low)
+    with pytest.raises(ValueError, match="cluster labels"):
+        bootstrap_ci(values, clusters=[0, 1])

@@ -125,6 +125,11 @@ def test_compare_smoke_end_to_end_and_resume(tmp_path, capsys):
     assert sweet["num_tasks"] == 8 and sweet["num_runs"] == 2
     single = methods["sweet-rl"]["versus_base"]["success_rate_diff"]
     assert sweet["success_rate_diff"] == pytest.approx(single)
+    # A copy shares every task's result: no more evidence, so not a narrower interval.
+    alone = methods["sweet-rl"]["versus_base"]
+    for end in ("low", "high"):
+        key = f"success_rate_diff_ci_{end}"
+        assert sweet[key] == pytest.approx(alone[key])
     assert "pooled" not in pooled["methods"]["warm-start"]
     edited["config"]["data"]["train_tasks"] = 3
     (other / "results.json").write_text(json.dumps(edited))
