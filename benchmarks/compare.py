@@ -62,10 +62,10 @@ __all__ = [
 ]
 
 _FRONTEND = "ColBench-Frontend-v0"
-WARM_START = "warm-start"
 # The warm start's name: its fit in methods/warm-start, its evaluation in eval/warm-start.jsonl.
-TURN_PAIRS = "turn_pairs.json"
+WARM_START = "warm-start"
 # SWEET-RL's trained-on turn pairs, in methods/sweet-rl (TurnPair rows; `sweetrl ceiling`).
+TURN_PAIRS = "turn_pairs.json"
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")  # "org/name"
 
 

@@ -124,7 +124,7 @@ def critic_ceiling(run_dir: str | Path, *, progress: bool = True) -> dict[str, A
     metrics = evaluate_method(_NAME, agent, config, folder, progress)
     mine = TrajectoryBuffer.load(folder / "eval" / f"{_NAME}.jsonl")
     seed = config["seed"]
-    answers = sum(parse_action(p.chosen).is_answer for p in ranked)  # both act alike
+    answers = sum(parse_action(p.chosen).is_answer for p in ranked)  # a kept pair: two of one kind
     report = {
         "run": str(out),
         "base": base,
