@@ -50,7 +50,11 @@ __all__ = [
 
 TESTS_PER_TASK = 10
 _SEED_NAMESPACE = "sweetrl-gym/backend/v1"
-_TEST_EVERY = 11  # every 11th unique task goes to the test split: 10,000 train / 1,000 test
+# Every 11th unique task goes to the test split. The shipped file keeps the stream's first
+# 10,000 train and 3,000 test tasks: the first 1,000 test tasks are the official split's size
+# (10k / 1k), the rest give held-out sets of one family or difficulty enough tasks to tell
+# methods apart (a paired interval's width shrinks with the square root of the tasks).
+_TEST_EVERY = 11
 
 
 @dataclass(frozen=True)
@@ -341,7 +345,7 @@ def iter_bundled_tasks(families: Sequence[Family] | None = None) -> Iterator[Bac
 
 
 def generate_bundled_tasks(
-    num_train: int = 10_000, num_test: int = 1_000, progress: bool = False
+    num_train: int = 10_000, num_test: int = 3_000, progress: bool = False
 ) -> list[BackendTask]:
     """Return the first ``num_train`` train and ``num_test`` test tasks of the stream."""
     tasks: list[BackendTask] = []

@@ -22,7 +22,7 @@ def splits():
 
 def test_sizes_ids_and_disjoint_unique_tasks(splits):
     train, test = splits["train"], splits["test"]
-    assert len(train) == 10_000 and len(test) == 1_000
+    assert len(train) == 10_000 and len(test) == 3_000
     everything = train + test
     assert len({t.task_id for t in everything}) == len(everything)
     assert len({t.ground_truth for t in everything}) == len(everything)
@@ -98,7 +98,7 @@ def test_corrupt_file_is_detected(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_full_regeneration_matches_the_pin():
-    """The whole set regenerated from the families hashes to the pinned value (~40 s)."""
+    """The whole set regenerated from the families hashes to the pinned value (~2.5 min)."""
     from sweetrl_gym.tasks.generator import generate_bundled_tasks, serialize_tasks
 
     data = serialize_tasks(generate_bundled_tasks())
