@@ -577,6 +577,11 @@ def _read_finished(
                 "plan does not have: resume with the same arguments (tasks, num_episodes, "
                 "samples_per_task, seed) or write to another file"
             )
+        if index in finished:  # two writers once appended the same episodes to one file
+            raise ValueError(
+                f"{path} holds episode {index} twice: it was written by two processes that "
+                "each took itself for the only one; delete it and collect again"
+            )
         recorded = trajectory.metadata.get("agent")
         if isinstance(recorded, dict) and recorded != agent_description:
             raise ValueError(

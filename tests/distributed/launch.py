@@ -34,7 +34,12 @@ def _free_port() -> int:
 
 
 def run_on_processes(
-    args: list[str], *, nproc: int = 2, fsdp: bool = False, timeout: float = 600
+    args: list[str],
+    *,
+    nproc: int = 2,
+    fsdp: bool = False,
+    timeout: float = 600,
+    cpu_flag: bool = True,
 ) -> subprocess.CompletedProcess:
     """Run ``python -m`` ``args`` on ``nproc`` CPU processes; raise with the output on failure.
 
@@ -43,9 +48,13 @@ def run_on_processes(
         nproc: Processes (one per simulated GPU).
         fsdp: Shard models with FSDP2 instead of replicating them (DDP).
         timeout: Seconds before the whole run is killed (a deadlock fails the test).
+        cpu_flag: Set ``ACCELERATE_USE_CPU`` as ``accelerate launch --cpu`` does; ``False``
+            starts the processes as a bare ``torchrun`` on a CPU machine does.
 
     """
     env = {**os.environ, "ACCELERATE_USE_CPU": "true", "OMP_NUM_THREADS": "1"}
+    if not cpu_flag:
+        env.pop("ACCELERATE_USE_CPU")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     env.pop("ACCELERATE_USE_FSDP", None)
     if fsdp:

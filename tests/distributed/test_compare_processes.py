@@ -103,3 +103,27 @@ def test_compare_on_two_processes_serves_each_process_its_own_server(tmp_path, m
     stages = ("collect", "eval-warm-start", "eval-rft")
     assert set(logs) == {f"{stage}-{rank}" for stage in stages for rank in (0, 1)}
     assert all("POST /v1/completions" in log for log in logs.values())
+
+
+def episode_indices(path: Path) -> list[int]:
+    return [t.metadata["episode"] for t in TrajectoryBuffer.load(path)]
+
+
+def test_plain_torchrun_on_cpus_writes_every_episode_once(tmp_path):
+    """Bare ``torchrun`` (no ACCELERATE_USE_CPU), the smoke config's own sizes, three times.
+
+    Each process once took itself for the only one and wrote every shared file itself, so
+    some files held every episode twice (which files varied from run to run).
+    """
+    for attempt in range(3):
+        out = tmp_path / f"run{attempt}"
+        args = ["benchmarks.cli", "compare", "--config", "smoke", "--out", str(out)]
+        stdout = run_on_processes([*args, "--no-progress"], cpu_flag=False, timeout=900).stdout
+        assert stdout.count("results: ") == 1
+        assert json.loads((out / "results.json").read_text())["processes"] == 2
+        files = sorted([*out.glob("data/*.jsonl"), *out.glob("eval/*.jsonl")])
+        assert len(files) >= 8  # warm start, train, oracle and every evaluation
+        for path in files:
+            indices = episode_indices(path)
+            assert indices == sorted(set(indices)), path
+            assert len(indices) in (4, 12), path  # 4 tasks; training: 4 x 3 samples
