@@ -20,6 +20,7 @@ from agents.openai_agent import OpenAIAgent
 from agents.prompts import BACKEND_AGENT_PROMPT, FRONTEND_AGENT_PROMPT, SHORT_BACKEND_AGENT_PROMPT
 from agents.rollout import Episode, collect, plan_episodes
 from agents.scripted import HumanAgent, ImmediateAnswerAgent, OracleAgent, RandomAgent
+from agents.seed_interval import SeedTaskInterval, seed_task_interval
 from agents.served import ServedModel
 from agents.transformers_agent import TransformersAgent
 
@@ -39,6 +40,7 @@ __all__ = [
     "PrivilegedAgent",
     "RandomAgent",
     "ScriptedCollaborator",
+    "SeedTaskInterval",
     "ServedModel",
     "TransformersAgent",
     "bootstrap_ci",
@@ -50,5 +52,6 @@ __all__ = [
     "paired_difference",
     "plan_episodes",
     "pooled_paired_difference",
+    "seed_task_interval",
     "summarize",
 ]

@@ -224,34 +224,36 @@ def pooled_paired_difference(
     resamples: int = 2000,
     seed: int = 0,
 ) -> dict[str, float]:
-    """:func:`paired_difference` over several runs (e.g. seeds) of the same comparison.
+    """:func:`paired_difference` over several runs (seeds) of the same comparison.
 
-    Every (run, task) is one paired unit and the mean difference is over all of them. The
-    bootstrap resamples tasks, each with its units in every run that holds it: runs of one
-    comparison share their held-out tasks, and a task that one policy finds easy or hard
-    tends to be so in every run, so resampling each run's tasks on its own gives an
-    interval too narrow (three identical runs would look three times the evidence). Runs
-    may differ in their tasks; each run's method and baseline must hold the same tasks.
+    Every (run, task) is one paired unit and the mean difference is over all of them.
+    One run: a percentile bootstrap over tasks (the evaluation's noise only). Several
+    runs, each a seed of the whole pipeline evaluated on the same tasks: a Student t
+    interval from the crossed seeds x tasks model (:func:`agents.seed_task_interval`),
+    which holds the seed-to-seed spread of the training as well as the tasks' sampling.
 
     Args:
         runs: ``(method's episodes, baseline's episodes)`` per run.
         confidence: Coverage of the intervals.
-        resamples: Bootstrap resamples.
-        seed: Seed of the bootstrap.
+        resamples: Bootstrap resamples (one run).
+        seed: Seed of the bootstrap (one run).
 
     Returns:
         As :func:`paired_difference` (``num_tasks`` counts every run's tasks), plus
-        ``num_runs``.
+        ``num_runs``; with several runs also ``success_rate_seed_sd`` (the estimated
+        spread of the difference between seeds: the training's noise) and
+        ``success_rate_dof`` (the t quantile's degrees of freedom).
 
     Raises:
-        ValueError: If there is no run, a buffer is empty, or a run's two buffers hold
-            different tasks.
+        ValueError: If there is no run, a buffer is empty, a run's two buffers hold
+            different tasks, or several runs do not all hold the same tasks.
 
     """
+    from agents.seed_interval import seed_task_interval
+
     if not runs:
         raise ValueError("no runs to pool")
-    diffs: dict[str, list[float]] = {}
-    tasks: list[str] = []
+    tables: dict[str, list[dict[str, float]]] = {}
     gained = lost = 0
     for run, (buffer, baseline) in enumerate(runs):
         if len(buffer) == 0 or len(baseline) == 0:
@@ -267,24 +269,36 @@ def pooled_paired_difference(
             score: lambda g: np.mean([t.reward for t in g]),
         }
         for name, of in values.items():
-            diffs.setdefault(name, []).extend(of(mine[t]) - of(theirs[t]) for t in theirs)
+            tables.setdefault(name, []).append(
+                {t: float(of(mine[t]) - of(theirs[t])) for t in theirs}
+            )
         rate = values["success_rate"]
         solved = [(rate(mine[t]), rate(theirs[t])) for t in theirs]
         gained += sum(now > before for now, before in solved)
         lost += sum(now < before for now, before in solved)
-        tasks += list(theirs)
+    tasks = sorted(tables["success_rate"][0])
+    if any(set(run) != set(tasks) for run in tables["success_rate"][1:]):
+        raise ValueError(
+            "pooling needs every run evaluated on the same tasks (seeds of one comparison); "
+            "these runs differ in their held-out tasks"
+        )
     rng = np.random.default_rng(seed)
     out: dict[str, float] = {}
-    for name, values_of_units in diffs.items():
-        data = np.asarray(values_of_units, dtype=float)
-        low, high = bootstrap_ci(
-            data, confidence=confidence, resamples=resamples, rng=rng, clusters=tasks
-        )
+    for name, per_run in tables.items():
+        data = np.array([[run[t] for t in tasks] for run in per_run])
         out[f"{name}_diff"] = float(data.mean())
+        if len(runs) == 1:
+            low, high = bootstrap_ci(data[0], confidence=confidence, resamples=resamples, rng=rng)
+        else:
+            interval = seed_task_interval(data, confidence=confidence)
+            low, high = interval.low, interval.high
+            if name == "success_rate":
+                out["success_rate_seed_sd"] = interval.seed_sd
+                out["success_rate_dof"] = interval.dof
         out[f"{name}_diff_ci_low"] = low
         out[f"{name}_diff_ci_high"] = high
     out["gained"] = float(gained)
     out["lost"] = float(lost)
-    out["num_tasks"] = float(len(tasks))
+    out["num_tasks"] = float(len(tasks) * len(runs))
     out["num_runs"] = float(len(runs))
     return out

@@ -246,9 +246,10 @@ def turn_advantage(critic_logps: Tensor, reference_logps: Tensor, *, beta: float
     where ``c`` is the training-time information the critic sees. With per-token *mean*
     log-probs this is the paper's length-normalised parameterisation; with summed
     log-probs it is the "no length normalisation" ablation (which the paper reports
-    collapses). The same ratio with the *policy's* log-probs as ``reference_logps`` ranks
-    candidate actions when SWEET-RL builds turn-level pairs (``beta`` does not change a
-    ranking).
+    collapses). :class:`~algorithms.SweetRL` ranks candidate actions by the same ratio,
+    with ``reference_logps`` from the critic's frozen start (the model the critic was
+    trained from, reading the same hinted prompt), not from the sampling policy's unhinted
+    prompt as the official code does; ``beta`` does not change a ranking.
 
     Args:
         critic_logps: Log-probs of each turn's action under the critic (trained).

@@ -36,6 +36,11 @@ class MultiTurnDPOConfig(TrainingConfig):
             dialogue).
         beta: DPO inverse temperature (the paper's DPO setting: 0.1).
         nll_coef: Weight of an NLL term on the chosen trajectory's actions (0: plain DPO).
+        nll_scope: How the NLL term weighs the chosen dialogue. ``"action"`` (default):
+            each action's mean token NLL, summed over the dialogue's actions, so every
+            action is anchored as hard as SWEET-RL anchors its one chosen action.
+            ``"dialogue"``: one token mean over the whole dialogue (each action of a
+            4-turn dialogue then weighs about a quarter as much).
         pair_success_only: Pair only tasks with a success, as SWEET-RL's critic data.
         min_reward_gap: A rejected trajectory must score lower by more than this.
 
@@ -44,6 +49,7 @@ class MultiTurnDPOConfig(TrainingConfig):
     batch_size: int = 1
     beta: float = 0.1
     nll_coef: float = 0.0
+    nll_scope: str = "action"
     pair_success_only: bool = True
     min_reward_gap: float = 0.0
 
@@ -51,6 +57,7 @@ class MultiTurnDPOConfig(TrainingConfig):
         super().__post_init__()
         self._check_positive("beta")
         self._check_non_negative("nll_coef", "min_reward_gap")
+        self._check_choice("nll_scope", ("action", "dialogue"))
 
 
 class MultiTurnDPO(Algorithm):
@@ -110,7 +117,12 @@ class MultiTurnDPO(Algorithm):
         logps = turn_logprobs(model, batch.turns)
         index = batch.dialogue_index.to(logps.sum.device)
         totals = trajectory_scores(logps.sum, index, batch.num_dialogues)
-        tokens = trajectory_scores(logps.num_tokens.to(totals.dtype), index, batch.num_dialogues)
+        if self.config.nll_scope == "action":
+            chosen_nll = -trajectory_scores(logps.mean, index, batch.num_dialogues)[0::2]
+        else:
+            counts = logps.num_tokens.to(totals.dtype)
+            tokens = trajectory_scores(counts, index, batch.num_dialogues)
+            chosen_nll = -totals[0::2] / tokens[0::2].clamp(min=1)
         reference = trajectory_scores(
             batch.reference.to(totals.device, totals.dtype), index, batch.num_dialogues
         )
@@ -120,7 +132,7 @@ class MultiTurnDPO(Algorithm):
             reference[0::2],
             reference[1::2],
             beta=self.config.beta,
-            chosen_nll=-totals[0::2] / tokens[0::2].clamp(min=1),
+            chosen_nll=chosen_nll,
             nll_coef=self.config.nll_coef,
         )
         return out.loss, {

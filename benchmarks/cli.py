@@ -36,13 +36,14 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import sweetrl_gym  # noqa: F401 - first: sets OMP_WAIT_POLICY before torch loads
+from benchmarks import experiment_config
 from benchmarks.experiment_config import METHODS, ConfigError, config_names, load_config
 
 __all__ = ["UsageError", "build_parser", "describe_error", "main", "make_agent"]
 
 ENV_IDS = {"backend": "ColBench-Backend-v0", "frontend": "ColBench-Frontend-v0"}
 FRONTEND = ENV_IDS["frontend"]
-ALGORITHMS = tuple(m for m in METHODS if m != "zero-shot")
+ALGORITHMS = tuple(m for m in experiment_config.ALGORITHMS if m != "zero-shot")
 SCRIPTED_AGENTS = ("human", "oracle", "random", "immediate")
 MODEL_AGENTS = ("default", "tiny")
 AGENT_HELP = (
@@ -235,6 +236,13 @@ def build_parser() -> argparse.ArgumentParser:
         f"comma-separated, from {', '.join(METHODS)}",
         convert=_method_list,
     )
+    _flag(
+        compare,
+        "--seeds",
+        "seeds",
+        "comma-separated seeds of the whole pipeline: a run each in OUT/seed-N, then pooled",
+        convert=_seed_list,
+    )
     compare.epilog = "The config defaults to 'quick'. Run the same command again to resume."
 
     commands.add_parser(
@@ -247,18 +255,6 @@ def build_parser() -> argparse.ArgumentParser:
     pool.add_argument("runs", nargs="+", metavar="RUN_DIR", help="folders of 'sweetrl compare'")
     pool.add_argument("--out", metavar="DIR", help="also write pooled.json and pooled.md here")
     pool.add_argument(
-        "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks of errors"
-    )
-
-    text = (
-        "SWEET-RL's policy step on its own turn pairs ranked by the environment (a perfect "
-        "critic): what the critic's ranking costs."
-    )
-    ceiling = commands.add_parser("ceiling", help=text, description=text)
-    ceiling.set_defaults(handler=_ceiling)
-    ceiling.add_argument("run", metavar="RUN_DIR", help="a folder of 'sweetrl compare'")
-    ceiling.add_argument("--no-progress", action="store_true", help="hide progress bars")
-    ceiling.add_argument(
         "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks of errors"
     )
 
@@ -359,6 +355,13 @@ def _method_list(text: str) -> list[str]:
     return [name.strip() for name in text.split(",") if name.strip()]
 
 
+def _seed_list(text: str) -> list[int]:
+    try:
+        return [int(seed) for seed in text.split(",") if seed.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not comma-separated integers: {text!r}") from None
+
+
 # -- config and agents ------------------------------------------------------------------
 
 
@@ -373,8 +376,8 @@ def _load(args: argparse.Namespace, algo: str | None = None) -> dict[str, Any]:
         value = getattr(args, dest, None)
         if value is not None:
             overrides.append(f"{key}={json.dumps(value)}")  # JSON scalars and lists are TOML
-    if args.seed is not None:
-        overrides.append(f"seed={args.seed}")
+    if args.seed is not None:  # one run of this seed, whatever seeds the config lists
+        overrides += [f"seed={args.seed}", "seeds=[]"]
     if args.no_progress:
         overrides.append("training.progress=false")
     name = args.config or getattr(args, "default_config", None)
@@ -706,6 +709,15 @@ def _compare(args: argparse.Namespace) -> int:
 
     config = _load(args)
     out = Path(args.out or Path("runs") / "compare" / config["name"])
+    if config["seeds"]:
+        from benchmarks.pool import render_pooled
+        from benchmarks.seeds import run_seeds
+
+        pooled = run_seeds(config, out, progress=not args.no_progress)
+        if _is_main() and pooled is not None:
+            print(f"results: {out / 'pooled.md'}")
+            print(render_pooled(pooled), end="")
+        return 0
     run_comparison(config, out, progress=not args.no_progress)
     if not _is_main():
         return 0
@@ -730,13 +742,6 @@ def _pool(args: argparse.Namespace) -> int:
     if args.out:
         write_pooled(pooled, args.out)
         print(f"written: {Path(args.out) / 'pooled.md'}")
-    return 0
-
-
-def _ceiling(args: argparse.Namespace) -> int:
-    from benchmarks.critic_ceiling import critic_ceiling, render_ceiling
-
-    print(render_ceiling(critic_ceiling(args.run, progress=not args.no_progress)), end="")
     return 0
 
 

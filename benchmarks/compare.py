@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import sweetrl_gym  # noqa: F401 - registers the environments
+from benchmarks.controls import fit_control, is_control
 from benchmarks.experiment_config import DTYPES
 from benchmarks.pair_signal import turn_pair_signal
 from benchmarks.serving import generation, model_source, served_folder
@@ -64,7 +65,7 @@ __all__ = [
 _FRONTEND = "ColBench-Frontend-v0"
 # The warm start's name: its fit in methods/warm-start, its evaluation in eval/warm-start.jsonl.
 WARM_START = "warm-start"
-# SWEET-RL's trained-on turn pairs, in methods/sweet-rl (TurnPair rows; `sweetrl ceiling`).
+# SWEET-RL's trained-on turn pairs, in methods/sweet-rl (TurnPair rows; its controls re-rank them).
 TURN_PAIRS = "turn_pairs.json"
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")  # "org/name"
 
@@ -340,7 +341,7 @@ def check_training_settings(config: Mapping[str, Any], names: Iterable[str] = ()
     checks = [
         (name, f"[training] or [methods.{name}]", {**config["training"], **methods.get(name, {})})
         for name in dict.fromkeys(named)
-        if name != "zero-shot"
+        if name != "zero-shot" and not is_control(name)  # controls: SWEET-RL's settings
     ]
     if config["warm_start"]["demonstrator"]:
         checks.append(("bc", "[training] or [warm_start]", warm_start_settings(config)))
@@ -424,7 +425,7 @@ def fit_method(
     if state.is_main_process:
         directory.mkdir(parents=True, exist_ok=True)
         if name == "sweet-rl" and record["status"] == "trained":
-            # What the policy step trained on: `sweetrl ceiling` re-ranks it.
+            # What the policy step trained on: the controls (benchmarks.controls) re-rank it.
             text = json.dumps(to_json(algorithm.policy_pairs)) + "\n"
             write_atomically(directory / TURN_PAIRS, lambda path: path.write_text(text, "utf-8"))
         record_path.write_text(json.dumps(record, indent=2, default=float) + "\n")
@@ -513,6 +514,12 @@ def run_comparison(
     """
     from benchmarks.report import write_report
 
+    if config.get("seeds"):
+        raise ValueError(
+            f"the config lists seeds {config['seeds']}: run them with benchmarks.seeds.run_seeds "
+            "(`sweetrl compare --seeds ...`), or one with seed_config(config, seed)"
+        )
+    config = {k: v for k, v in config.items() if k != "seeds"}  # one run: its `seed` alone
     state = process_state()
     out = Path(out)
     check_training_settings(config)
@@ -553,14 +560,20 @@ def run_comparison(
 
     # 2. Every algorithm from the same buffer, each from a fresh copy of the base policy.
     #    Every process trains (collective); the main process writes fit.json.
+    #    The controls come last: they re-rank SWEET-RL's turn pairs.
     fits: dict[str, dict[str, Any]] = {}
-    trained = [m for m in config["methods"]["run"] if m != "zero-shot"]
+    run = config["methods"]["run"]
+    trained = [m for m in run if m != "zero-shot" and not is_control(m)]
+    trained += [m for m in run if is_control(m)]
     for index, name in enumerate(trained, start=1):
         say(f"[2/4] fitting {name} ({index}/{len(trained)})")
-        # Its samples (SWEET-RL's candidates, ArCHer's) come from the base: served, if so
-        # configured, until training changes the weights.
-        with generation(*_base(config, out), config, _server_log(out, name)) as policy:
-            fits[name] = fit_method(name, config, buffer, out / "methods" / name, policy=policy)
+        if is_control(name):
+            fits[name] = fit_control(name, config, buffer, out, progress=progress)
+        else:
+            # Its samples (SWEET-RL's candidates, ArCHer's) come from the base: served, if
+            # so configured, until training changes the weights.
+            with generation(*_base(config, out), config, _server_log(out, name)) as policy:
+                fits[name] = fit_method(name, config, buffer, out / "methods" / name, policy=policy)
         if fits[name]["status"] == "skipped":
             say(f"      skipped: {fits[name]['reason']}")
 

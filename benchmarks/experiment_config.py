@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.controls import CONTROLS
 from sweetrl_gym.setting_types import describe_type, matches_type
 
 if sys.version_info >= (3, 11):
@@ -35,6 +36,7 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 __all__ = [
+    "ALGORITHMS",
     "CONFIG_DIR",
     "DEFAULTS",
     "DEMONSTRATORS",
@@ -49,8 +51,11 @@ __all__ = [
 ]
 
 CONFIG_DIR = Path(__file__).parent / "configs"
-METHODS = ("zero-shot", "rft", "mt-dpo", "archer", "sweet-rl")
-"""Every method a comparison can run: the base policy untrained, then the algorithms."""
+ALGORITHMS = ("zero-shot", "rft", "mt-dpo", "archer", "sweet-rl")
+"""The methods proper: the base policy untrained, then the algorithms (the default run)."""
+
+METHODS = (*ALGORITHMS, *CONTROLS)
+"""Every method a comparison can run: the algorithms, then SWEET-RL's controls."""
 DEMONSTRATORS = ("oracle", "random", "immediate", "collaborator")
 """Scripted agents that ``data.demonstrations`` may add to the training data."""
 WARM_START_DEMONSTRATORS = ("collaborator", "oracle")
@@ -63,6 +68,9 @@ DEFAULTS: dict[str, Any] = {
     "name": "custom",
     "description": "",
     "seed": 0,
+    # Seeds of the whole pipeline (warm start, data, critic, policy step): one run each in
+    # OUT/seed-N, then pooled (benchmarks.pool). []: one run of `seed` in OUT.
+    "seeds": [],
     "env": {
         "id": "ColBench-Backend-v0",
         "max_turns": 10,
@@ -115,7 +123,7 @@ DEFAULTS: dict[str, Any] = {
     },
     "eval": {"test_tasks": 1000, "samples_per_task": 1, "num_envs": 8},
     "training": {},
-    "methods": {"run": list(METHODS)},
+    "methods": {"run": list(ALGORITHMS)},
 }
 
 
@@ -226,8 +234,18 @@ def _check(config: dict[str, Any]) -> None:
     if unknown:
         raise ConfigError(f"unknown method(s) {unknown} in methods.run; choose from {METHODS}")
     for name in config["methods"]:
+        if name in CONTROLS:
+            raise ConfigError(
+                f"[methods.{name}]: a control trains with SWEET-RL's settings; set them in "
+                "[methods.sweet-rl]"
+            )
         if name != "run" and name not in METHODS:
             raise ConfigError(f"[methods.{name}]: no method of that name; choose from {METHODS}")
+    controls = [m for m in methods if m in CONTROLS]
+    if controls and "sweet-rl" not in methods:
+        raise ConfigError(
+            f"methods.run has {controls}, which re-rank SWEET-RL's turn pairs: add 'sweet-rl'"
+        )
     for section, key in (
         ("data", "train_tasks"),
         ("data", "samples_per_task"),
@@ -239,6 +257,13 @@ def _check(config: dict[str, Any]) -> None:
         value = config[section][key]
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ConfigError(f"{section}.{key} must be a positive integer, got {value!r}")
+    seeds = config["seeds"]
+    if not isinstance(seeds, list) or not all(
+        isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds
+    ):
+        raise ConfigError(f"seeds must be a list of non-negative integers, got {seeds!r}")
+    if len(set(seeds)) != len(seeds):
+        raise ConfigError(f"seeds lists a seed twice: {seeds}")
     families = config["env"]["families"]
     if not isinstance(families, list) or not all(isinstance(f, str) for f in families):
         raise ConfigError("env.families must be a list of task family names")

@@ -1,16 +1,19 @@
-"""Pool comparisons run with different seeds: each method against the base over every run.
+"""Pool comparisons run with different seeds: a verdict that holds the training's noise.
 
 One comparison (``sweetrl compare``) measures each method against the base on the same
 held-out tasks, but a run is one draw of everything upstream of its evaluation: the warm
-start, the sampled training data, the critic. Two runs of the quick config with the same
-settings differed by 9 points for SWEET-RL. :func:`pool_runs` takes several run folders
-of one config that differ only in ``seed`` and pairs every (run, task) with the base on
-it (:func:`agents.pooled_paired_difference`, a bootstrap over tasks that draws a task
-with its results in every run, since the runs share their held-out tasks).
+start, the sampled training data, the critic, the policy step. On the quick config, seed
+1 instead of 0 moved MT-DPO from -10 to +12 points. :func:`pool_runs` takes several run
+folders of one config that differ only in ``seed`` and pairs every (seed, task) with the
+base on it; the interval is :func:`agents.seed_task_interval`'s (seeds x tasks), so a
+method is "a real difference" only when it holds across seeds.
+
+Every method is also set against SWEET-RL on the same units: its controls
+(``sweet-rl-random``, ``sweet-rl-env``) show whether the critic's ranking carries its gain.
 
 Example:
-    >>> for seed in 0 1 2; do sweetrl compare --seed $seed --out runs/quick-$seed; done
-    >>> sweetrl pool runs/quick-0 runs/quick-1 runs/quick-2 --out runs/quick-pooled
+    >>> sweetrl compare --config quick --seeds 0,1,2 --out runs/quick   # pools at the end
+    >>> sweetrl pool runs/quick/seed-0 runs/quick/seed-1 runs/quick/seed-2 --out runs/quick
 
 """
 
@@ -21,10 +24,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.controls import SOURCE, is_control
 from benchmarks.report import LABELS, json_safe, paired_cell
 from sweetrl_gym.trajectory import TrajectoryBuffer
 
-__all__ = ["pool_runs", "render_pooled"]
+__all__ = ["pool_runs", "render_pooled", "write_pooled"]
 
 
 def pool_runs(run_dirs: Sequence[str | Path], *, seed: int = 0) -> dict[str, Any]:
@@ -32,14 +36,16 @@ def pool_runs(run_dirs: Sequence[str | Path], *, seed: int = 0) -> dict[str, Any
 
     Args:
         run_dirs: Folders written by ``sweetrl compare`` (each has ``results.json`` and
-            ``eval/<method>.jsonl``).
-        seed: Seed of the bootstrap.
+            ``eval/<method>.jsonl``), every one evaluated on the same tasks.
+        seed: Seed of the bootstrap (one run only).
 
     Returns:
-        ``{"runs", "seeds", "base", "methods"}``; per method: ``success_rate`` per run
-        and their mean, ``versus_base`` per run (from each run's report) and ``pooled``
-        (:func:`agents.pooled_paired_difference` over every run's tasks); the base has
-        no ``pooled``.
+        ``{"runs", "seeds", "base", "methods", "turn_pair_signal"}``; per method:
+        ``success_rate`` per run and their mean, ``control`` (a diagnostic of SWEET-RL),
+        ``versus_base`` per run (from each run's report), ``pooled`` (against the base,
+        :func:`agents.pooled_paired_difference` over every run) and ``versus_sweet_rl``
+        (the same against SWEET-RL, when it was evaluated). ``turn_pair_signal``: per run,
+        SWEET-RL's turn pairs judged by the environment (``None`` where not measured).
 
     Raises:
         ValueError: If fewer than two runs are given, a run is unfinished, or the runs'
@@ -59,47 +65,110 @@ def pool_runs(run_dirs: Sequence[str | Path], *, seed: int = 0) -> dict[str, Any
     base = results[0]["base"]
     evaluated = [[m for m, v in r["methods"].items() if v.get("eval")] for r in results]
     names = [m for m in evaluated[0] if all(m in names for names in evaluated[1:])]
+
+    def versus(name: str, other: str) -> dict[str, float]:
+        pairs = [(_episodes(d, name), _episodes(d, other)) for d in dirs]
+        return pooled_paired_difference(pairs, seed=seed)
+
     methods: dict[str, Any] = {}
     for name in names:
         rates = [float(r["methods"][name]["eval"]["success_rate"]) for r in results]
         entry: dict[str, Any] = {
             "success_rate": rates,
             "mean_success_rate": sum(rates) / len(rates),
+            "control": is_control(name),
         }
         if name != base:
             entry["versus_base"] = [r["methods"][name].get("versus_base") for r in results]
-            pairs = [(_episodes(d, name), _episodes(d, base)) for d in dirs]
-            entry["pooled"] = pooled_paired_difference(pairs, seed=seed)
+            entry["pooled"] = versus(name, base)
+        if SOURCE in names and name not in (SOURCE, base, "zero-shot"):
+            entry["versus_sweet_rl"] = versus(name, SOURCE)
         methods[name] = entry
+    signal = [
+        ((r["methods"].get(SOURCE) or {}).get("fit") or {}).get("turn_pair_signal") for r in results
+    ]
     return {
         "runs": [str(d) for d in dirs],
         "seeds": [r["config"]["seed"] for r in results],
         "base": base,
         "methods": methods,
+        "turn_pair_signal": signal,
     }
 
 
 def render_pooled(pooled: Mapping[str, Any]) -> str:
-    """Return the pooled comparison as a Markdown table."""
-    seeds = ", ".join(str(s) for s in pooled["seeds"])
+    """Return the pooled comparison as Markdown: a line per seed, pooled verdicts."""
+    seeds = pooled["seeds"]
     base = pooled["base"]
+    base_label = LABELS.get(base, base)
     lines = [
-        f"Pooled over {len(pooled['runs'])} runs (seeds {seeds}); every method against "
-        f"{LABELS.get(base, base)} on the same tasks of each run (95% paired bootstrap, "
-        "resampling tasks with their results in every run).",
+        f"Pooled over {len(seeds)} seeds of the whole pipeline ({', '.join(map(str, seeds))}): "
+        f"success rate, and each method against {base_label} on the same held-out tasks. "
+        "Per seed: the paired 95% interval over tasks (the evaluation's noise). Pooled: the "
+        "95% interval over seeds x tasks, which holds the training's seed-to-seed spread too "
+        "(Student t, Satterthwaite's degrees of freedom); seed sd: the estimated spread of the "
+        "difference between seeds. Controls are diagnostics of SWEET-RL, not methods.",
         "",
-        "| Method | Success rate per run | Mean | vs base, pooled [95% CI] (gained / lost) |",
-        "| --- | --- | --- | --- |",
+        "| Method | Success per seed | Mean | vs base per seed | vs base, pooled [95% CI] "
+        "(gained / lost) | seed sd |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for name, entry in pooled["methods"].items():
         rates = " / ".join(f"{100 * r:.1f}%" for r in entry["success_rate"])
-        cell = paired_cell(entry.get("pooled"), "success_rate")
-        if "pooled" in entry:
-            d = entry["pooled"]
-            cell += f" ({d['gained']:.0f} / {d['lost']:.0f}, {d['num_tasks']:.0f} tasks)"
-        label = LABELS.get(name, name)
-        lines.append(f"| {label} | {rates} | {100 * entry['mean_success_rate']:.1f}% | {cell} |")
+        per_seed = " / ".join(
+            paired_cell(v, "success_rate") for v in entry.get("versus_base") or []
+        )
+        lines.append(
+            f"| {LABELS.get(name, name)} | {rates} | {100 * entry['mean_success_rate']:.1f}% "
+            f"| {per_seed or '—'} | {_pooled_cell(entry.get('pooled'))} "
+            f"| {_seed_sd(entry.get('pooled'))} |"
+        )
+    lines += ["", "Verdicts (pooled; a real difference only when the interval excludes 0):", ""]
+    for name, entry in pooled["methods"].items():
+        for key, other in (("pooled", base_label), ("versus_sweet_rl", "SWEET-RL")):
+            if entry.get(key):
+                lines.append(f"- {LABELS.get(name, name)} vs {other}: {_verdict(entry[key])}")
+    signals = pooled.get("turn_pair_signal") or []
+    if any(signals):
+        lines += [
+            "",
+            "SWEET-RL's turn pairs judged by the environment, per seed (chosen better / "
+            "worse / as good): " + "; ".join(_signal(s) for s in signals) + ".",
+        ]
     return "\n".join(lines) + "\n"
+
+
+def _pooled_cell(versus: Any) -> str:
+    cell = paired_cell(versus, "success_rate")
+    if isinstance(versus, Mapping):
+        cell += f" ({versus['gained']:.0f} / {versus['lost']:.0f})"
+    return cell
+
+
+def _seed_sd(versus: Any) -> str:
+    if not isinstance(versus, Mapping) or "success_rate_seed_sd" not in versus:
+        return "—"
+    return f"{100 * versus['success_rate_seed_sd']:.1f}"
+
+
+def _verdict(versus: Mapping[str, Any]) -> str:
+    low, high = versus["success_rate_diff_ci_low"], versus["success_rate_diff_ci_high"]
+    real = low > 0 or high < 0
+    return (
+        f"{paired_cell(versus, 'success_rate')} points "
+        f"({versus['gained']:.0f} (seed, task) units gained, {versus['lost']:.0f} lost): "
+        + ("a real difference" if real else "the interval includes 0 (not a measurable difference)")
+    )
+
+
+def _signal(counts: Any) -> str:
+    if not isinstance(counts, Mapping):
+        return "not measured"
+    return (
+        f"questions {counts['chosen_obtains_more']} / {counts['chosen_obtains_fewer']} / "
+        f"{counts['same']}, answers {counts['chosen_passes_more']} / "
+        f"{counts['chosen_passes_fewer']} / {counts['same_tests']}"
+    )
 
 
 def write_pooled(pooled: Mapping[str, Any], out: str | Path) -> None:

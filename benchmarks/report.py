@@ -52,6 +52,8 @@ LABELS = {
     "mt-dpo": "MT-DPO",
     "archer": "ArCHer",
     "sweet-rl": "SWEET-RL",
+    "sweet-rl-random": "Control: SWEET-RL, pairs ranked at random",
+    "sweet-rl-env": "Control: SWEET-RL, pairs ranked by the environment",
 }
 # Evaluation metrics in table order: (key, column title, kind).
 _METRICS = (

@@ -59,3 +59,34 @@ def test_every_turn_is_trained_not_only_the_last(shared_buffer, tiny_policy):
 def test_no_pairs_is_a_clear_error(shared_buffer, tiny_policy):
     with pytest.raises(ValueError, match="no trajectory pairs"):
         MultiTurnDPO(tiny_policy, **FAST).fit(shared_buffer.filter(lambda t: t.success))
+
+
+@pytest.mark.parametrize("scope", ["action", "dialogue"])
+def test_nll_anchor_weighs_each_chosen_action_or_the_whole_dialogue(
+    shared_buffer, tiny_policy, scope
+):
+    """At the first step DPO's part is log 2; the rest is the NLL anchor, as the scope says."""
+    from algorithms import trajectory_pairs
+
+    settings = {**FAST, "batch_size": 8, "nll_coef": 1.0, "nll_scope": scope}
+    algo = MultiTurnDPO(tiny_policy, **settings)
+    chosen = [pair.chosen for pair in trajectory_pairs(shared_buffer)]
+    assert len(chosen) == 8  # one batch: the first step's loss covers every pair
+
+    def anchors(trajectory):
+        encoded = algo.encode(
+            algo.policy_prompts(trajectory.turns), [t.action for t in trajectory.turns]
+        )
+        with torch.no_grad():
+            logps = turn_logprobs(algo.policy.model, encoded)
+        return {  # "action": every action as hard as SWEET-RL's one chosen action
+            "action": -float(logps.mean.sum()),
+            "dialogue": -float(logps.sum.sum() / logps.num_tokens.sum()),
+        }
+
+    before = [anchors(t) for t in chosen]
+    means = {k: sum(a[k] for a in before) / len(before) for k in ("action", "dialogue")}
+    assert means["action"] > 1.5 * means["dialogue"]  # multi-turn dialogues: scopes differ
+    algo.fit(shared_buffer)
+    first = next(value for _, key, value in algo.history if key == "train/loss")
+    assert first == pytest.approx(math.log(2) + means[scope], rel=1e-3)

@@ -1,6 +1,5 @@
 import json
 import re
-import shutil
 
 import pytest
 
@@ -11,12 +10,23 @@ from sweetrl_gym import TrajectoryBuffer
 
 
 @pytest.mark.slow
-def test_compare_smoke_end_to_end_and_resume(tmp_path, capsys):
-    out = tmp_path / "smoke"
-    assert main(["compare", "--config", "smoke", "--out", str(out), "--no-progress"]) == 0
+def test_compare_smoke_end_to_end_over_seeds_and_resume(tmp_path, capsys):
+    whole = tmp_path / "smoke"
+    command = ["compare", "--config", "smoke", "--seeds", "0,1", "--out", str(whole)]
+    assert main([*command, "--no-progress"]) == 0
+    out = whole / "seed-0"  # each seed's run is a comparison of its own
     results = json.loads((out / "results.json").read_text())
     methods = results["methods"]
-    assert list(methods) == ["zero-shot", "warm-start", "rft", "mt-dpo", "archer", "sweet-rl"]
+    assert list(methods) == [
+        "zero-shot",
+        "warm-start",
+        "rft",
+        "mt-dpo",
+        "archer",
+        "sweet-rl",
+        "sweet-rl-random",
+        "sweet-rl-env",
+    ]
     # The warm start clones the collaborator, and is the base of every method.
     assert results["base"] == "warm-start" and methods["warm-start"]["fit"]["status"] == "trained"
     assert results["warm_start"]["episodes"] == 4
@@ -62,95 +72,102 @@ def test_compare_smoke_end_to_end_and_resume(tmp_path, capsys):
     for plot in ["success_rate.png", "tests_passed.png", "avg_turns.png", "training_curves.png"]:
         assert (out / plot).stat().st_size > 1000
     printed = capsys.readouterr().out
-    assert "results.md" in printed and "SWEET-RL vs warm start (BC):" in printed
+    assert "pooled.md" in printed and "- SWEET-RL vs Warm start (BC):" in printed
+
+    # The seeds pooled: every method against the base and against SWEET-RL, per (seed, task).
+    pooled = json.loads((whole / "pooled.json").read_text())
+    assert pooled["seeds"] == [0, 1] and "Pooled over 2 seeds" in printed
+    other = json.loads((whole / "seed-1" / "results.json").read_text())
+    assert other["config"]["seed"] == 1 and other["task_sets"] == results["task_sets"]
+    for name in ["rft", "mt-dpo", "archer", "sweet-rl", "sweet-rl-random", "sweet-rl-env"]:
+        versus = pooled["methods"][name]["pooled"]
+        assert versus["num_runs"] == 2 and versus["num_tasks"] == 8, name
+        assert versus["success_rate_diff_ci_low"] <= versus["success_rate_diff_ci_high"]
+        assert pooled["methods"][name]["control"] == name.startswith("sweet-rl-")
+    assert "versus_sweet_rl" in pooled["methods"]["sweet-rl-random"]
+    assert "versus_sweet_rl" not in pooled["methods"]["sweet-rl"]
+    report = (whole / "pooled.md").read_text()
+    assert "Control: SWEET-RL, pairs ranked at random vs SWEET-RL:" in report
 
     # A second run resumes: nothing is trained or evaluated again.
     stamps = {
         p: p.stat().st_mtime_ns
-        for p in out.rglob("*")
+        for p in whole.rglob("*")
         if p.name in ("fit.json", "algorithm.json") or p.suffix == ".jsonl"
     }
-    assert main(["compare", "--config", "smoke", "--out", str(out), "--no-progress"]) == 0
+    assert main([*command, "--no-progress"]) == 0
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
     assert json.loads((out / "results.json").read_text())["methods"] == methods
+    # One seed of it alone is the same run: resumed, not redone.
+    single = ["compare", "--config", "smoke", "--seed", "1", "--out", str(whole / "seed-1")]
+    assert main([*single, "--no-progress"]) == 0
+    assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
 
     # Another config in the same folder is refused, with one clear line.
     capsys.readouterr()
-    code = main(["compare", "--config", "smoke", "--set", "data.train_tasks=3", "--out", str(out)])
+    code = main([*command, "--set", "data.train_tasks=3"])
     assert code != 0 and "another config" in capsys.readouterr().err
 
-    # The ceiling: SWEET-RL's policy step on the turn pairs it trained on, ranked by the
-    # environment. A pair of two answers, the wrong one chosen, is turned round.
-    pairs_path = out / "methods" / "sweet-rl" / "turn_pairs.json"
-    pairs = json.loads(pairs_path.read_text())
+    # The controls: SWEET-RL's policy step on its own turn pairs, re-ranked.
+    pairs = json.loads((out / "methods" / "sweet-rl" / "turn_pairs.json").read_text())
     assert len(pairs) == sweet["metrics"]["train/num_pairs"]
     assert {"messages", "chosen", "rejected", "task_id"} <= set(pairs[0])
-    episode = collected[0]
-    wrong = "I WANT TO ANSWER: def f(*args):\n    return None"
+    coin = methods["sweet-rl-random"]["fit"]
+    assert coin["pairs"]["source"] == coin["pairs"]["trained"] == len(pairs)
+    assert 0 <= coin["pairs"]["swapped"] <= len(pairs)
+    env = methods["sweet-rl-env"]["fit"]
+    kept = signal["chosen_obtains_more"] + signal["chosen_obtains_fewer"]
+    kept += signal["chosen_passes_more"] + signal["chosen_passes_fewer"]
+    if kept:  # the pairs the environment tells apart, the worse ones turned round
+        assert env["pairs"]["trained"] == kept and env["pairs"]["swapped"] <= kept
+    else:
+        assert env["status"] == "skipped" and "no turn pair" in env["reason"]
+
+
+def test_controls_rank_sweet_rl_pairs_by_a_coin_or_the_environment():
+    from agents import OracleAgent, collect
+    from algorithms.pairs import TurnPair
+    from benchmarks.controls import control_pairs
+
+    kwargs = env_kwargs(load_config("smoke"), "train")
+    buffer = collect("ColBench-Backend-v0", OracleAgent(max_turns=2), 1, env_kwargs=kwargs)
+    episode = buffer[0]
     right = f"I WANT TO ANSWER: {episode.reference['ground_truth']}"
-    told_apart = {**pairs[0], "chosen": wrong, "rejected": right, "task_id": episode.task_id}
-    pairs_path.write_text(json.dumps([*pairs, told_apart]))
-    capsys.readouterr()
-    assert main(["ceiling", str(out), "--no-progress"]) == 0
-    report = json.loads((out / "ceiling" / "ceiling.json").read_text())
-    assert report["pairs"] == len(pairs) + 1 and report["kept"]["answers"] >= 1
-    assert "train/loss" in report["fit"]["metrics"] and report["fit"]["seconds"] > 0
-    assert report["versus_base"]["num_tasks"] == report["versus_sweet_rl"]["num_tasks"] == 4
-    assert len(TrajectoryBuffer.load(out / "ceiling" / "eval" / "sweet-rl-ceiling.jsonl")) == 4
-    assert "perfect critic" in capsys.readouterr().out
-    trained = (out / "ceiling" / "fit.json").stat().st_mtime_ns
-    assert main(["ceiling", str(out), "--no-progress"]) == 0  # resumes: nothing trained again
-    assert (out / "ceiling" / "fit.json").stat().st_mtime_ns == trained
-
-    # Nothing the environment tells apart: one clear line, nothing trained.
-    vague = {**pairs[0], "chosen": "Hi?", "rejected": "Hello?", "task_id": episode.task_id}
-    pairs_path.write_text(json.dumps([vague]))
-    shutil.rmtree(out / "ceiling")
-    assert main(["ceiling", str(out)]) != 0
-    assert "tells none of SWEET-RL's" in capsys.readouterr().err
-    assert not (out / "ceiling" / "fit.json").exists()
-
-    # Runs of the same config with other seeds pool (here a copy standing in for seed 1).
-    other = tmp_path / "smoke-seed-1"
-    shutil.copytree(out, other)
-    edited = json.loads((other / "results.json").read_text())
-    edited["config"]["seed"] = 1
-    (other / "results.json").write_text(json.dumps(edited))
-    capsys.readouterr()
-    assert main(["pool", str(out), str(other), "--out", str(tmp_path / "pooled")]) == 0
-    printed = capsys.readouterr().out
-    assert "Pooled over 2 runs (seeds 0, 1)" in printed and "| SWEET-RL |" in printed
-    pooled = json.loads((tmp_path / "pooled" / "pooled.json").read_text())
-    sweet = pooled["methods"]["sweet-rl"]["pooled"]
-    assert sweet["num_tasks"] == 8 and sweet["num_runs"] == 2
-    # A copy shares every task's result: the same difference and, being no more
-    # evidence, not a narrower interval.
-    alone = methods["sweet-rl"]["versus_base"]
-    for key in ("success_rate_diff", "success_rate_diff_ci_low", "success_rate_diff_ci_high"):
-        assert sweet[key] == pytest.approx(alone[key])
-    assert "pooled" not in pooled["methods"]["warm-start"]
-    edited["config"]["data"]["train_tasks"] = 3
-    (other / "results.json").write_text(json.dumps(edited))
-    assert main(["pool", str(out), str(other)]) != 0
-    assert "differs in data.train_tasks" in capsys.readouterr().err
-    assert main(["pool", str(out)]) != 0 and "at least two runs" in capsys.readouterr().err
-
-
-def test_ceiling_names_what_a_folder_lacks(tmp_path, capsys):
-    assert main(["ceiling", str(tmp_path)]) != 0
-    assert "results.json does not exist" in capsys.readouterr().err
+    wrong = "I WANT TO ANSWER: def f(*args):\n    return None"
+    messages = tuple(episode.turns[0].messages)
+    pairs = [
+        TurnPair(messages, wrong, right, 0.2, 0.1, episode.task_id),  # the wrong one chosen
+        TurnPair(messages, "Hi?", "Hello?", 0.2, 0.1, episode.task_id),  # nothing told apart
+    ] * 20
+    coin = control_pairs("sweet-rl-random", pairs, buffer, seed=0)
+    swapped = [a.chosen != b.chosen for a, b in zip(pairs, coin)]
+    assert 10 < sum(swapped) < 30  # a fair coin on 40 pairs
+    turned = [(p, c) for p, c, s in zip(pairs, coin, swapped) if s]
+    assert all(c.chosen == p.rejected and c.chosen_score == p.rejected_score for p, c in turned)
+    assert control_pairs("sweet-rl-random", pairs, buffer, seed=0) == coin  # seeded
+    ranked = control_pairs("sweet-rl-env", pairs, buffer, seed=0)
+    assert len(ranked) == 20 and all(p.chosen == right for p in ranked)
+    with pytest.raises(ValueError, match="no control"):
+        control_pairs("sweet-rl-oracle", pairs, buffer, seed=0)
 
 
 def test_bundled_configs_load_and_bad_overrides_are_clear():
     for name in ["smoke", "quick", "paper", "paper-1gpu"]:
         config = load_config(name)
         assert config["name"] == name
-        assert config["methods"]["run"][0] == "zero-shot"
+        assert "sweet-rl" in config["methods"]["run"]
     assert load_config("smoke", ["data.train_tasks=9"])["data"]["train_tasks"] == 9
     with pytest.raises(ConfigError, match="did you mean"):
         load_config("smoke", ["data.train_taks=9"])
     with pytest.raises(ConfigError, match=r"methods\.run"):
         load_config("smoke", ["methods.run=['zero-shot', 'ppo']"])
+    with pytest.raises(ConfigError, match="add 'sweet-rl'"):
+        load_config("smoke", ["methods.run=['rft', 'sweet-rl-random']"])
+    with pytest.raises(ConfigError, match=r"\[methods.sweet-rl\]"):
+        load_config("smoke", ["methods.sweet-rl-env.nll_coef=0.5"])
+    with pytest.raises(ConfigError, match="seed twice"):
+        load_config("smoke", ["seeds=[0, 0]"])
+    assert load_config("quick")["seeds"] == [0, 1, 2]
     with pytest.raises(FileNotFoundError, match="bundled"):
         load_config("nope")
 

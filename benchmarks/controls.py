@@ -1,0 +1,159 @@
+"""Controls of SWEET-RL: its own policy step on its own candidates, ranked without its critic.
+
+SWEET-RL is a critic that ranks sampled candidate actions, then a DPO step (with an NLL
+anchor on the chosen action) on the ranked turn pairs. A gain over the base can come from
+either part. The controls keep everything but the ranking: the same turn pairs
+(``methods/sweet-rl/turn_pairs.json``), the same settings, the same base policy and the
+same held-out tasks; only which action of a pair is "chosen" changes.
+
+- ``sweet-rl-random``: each pair's order is a fair coin's. If SWEET-RL does not beat this,
+  its critic adds nothing a coin does not.
+- ``sweet-rl-env``: the pairs the environment tells apart, the better action chosen (the
+  simulated human's replies for two questions, the hidden tests for two answers): a
+  perfect critic, an upper bound for diagnosis. Backend only.
+
+They are diagnostics, not methods: none reads the reference at evaluation, but
+``sweet-rl-env`` reads the simulated human and the hidden tests to rank its training pairs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sweetrl_gym.atomic_write import write_atomically
+from sweetrl_gym.processes import process_state
+from sweetrl_gym.trajectory import TrajectoryBuffer
+
+__all__ = ["CONTROLS", "SOURCE", "control_pairs", "fit_control", "is_control"]
+
+SOURCE = "sweet-rl"
+"""The method whose turn pairs the controls re-rank (and whose settings they train with)."""
+
+CONTROLS = ("sweet-rl-random", "sweet-rl-env")
+"""The controls a comparison can run (after SWEET-RL, in ``methods.run``)."""
+
+_BACKEND = "ColBench-Backend-v0"
+
+
+def is_control(name: str) -> bool:
+    """Whether ``name`` is one of :data:`CONTROLS`."""
+    return name in CONTROLS
+
+
+def control_pairs(
+    name: str, pairs: Sequence[Any], buffer: TrajectoryBuffer, *, seed: int
+) -> list[Any]:
+    """Rank SWEET-RL's turn pairs as the control ``name`` does.
+
+    Args:
+        name: ``"sweet-rl-random"`` or ``"sweet-rl-env"``.
+        pairs: SWEET-RL's turn pairs (``algorithms.pairs.TurnPair``).
+        buffer: The episodes they were sampled from (``sweet-rl-env`` judges by them).
+        seed: The coin's seed (``sweet-rl-random``).
+
+    Returns:
+        The pairs, each oriented by the control (``sweet-rl-env``: only those the
+        environment tells apart).
+
+    Raises:
+        ValueError: For an unknown control.
+
+    """
+    if name == "sweet-rl-random":
+        coin = np.random.default_rng([seed, 27]).random(len(pairs)) < 0.5
+        return [_swapped(p) if flip else p for p, flip in zip(pairs, coin)]
+    if name == "sweet-rl-env":
+        from benchmarks.pair_signal import environment_ranked_pairs
+
+        return environment_ranked_pairs(pairs, buffer)
+    raise ValueError(f"no control {name!r}; choose from {CONTROLS}")
+
+
+def _swapped(pair: Any) -> Any:
+    return dataclasses.replace(
+        pair,
+        chosen=pair.rejected,
+        rejected=pair.chosen,
+        chosen_score=pair.rejected_score,
+        rejected_score=pair.chosen_score,
+    )
+
+
+def fit_control(
+    name: str,
+    config: Mapping[str, Any],
+    buffer: TrajectoryBuffer,
+    out: Path,
+    *,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Train a control's policy step from the base policy; save it under ``methods/NAME``.
+
+    Reads SWEET-RL's turn pairs from ``out/methods/sweet-rl``; trains with SWEET-RL's
+    settings (``[training]`` updated by ``[methods.sweet-rl]``). A finished control
+    (``fit.json``) is not redone. Collective under several processes (every process
+    trains; the main one writes).
+
+    Returns:
+        The ``fit.json`` record: ``status`` (``"trained"``, or ``"skipped"`` with a
+        ``reason`` when SWEET-RL did not train or no pair is left), ``metrics``,
+        ``seconds`` and ``pairs`` (how many it trained on, how many it swapped).
+
+    """
+    from algorithms import SweetRL
+    from algorithms.batches import from_json
+    from algorithms.pairs import TurnPair
+    from benchmarks.compare import TURN_PAIRS, base_policy
+
+    directory = out / "methods" / name
+    record_path = directory / "fit.json"
+    if record_path.exists():
+        return json.loads(record_path.read_text())
+    record = _skip_reason(name, config, out)
+    if record is None:
+        pairs = from_json(TurnPair, json.loads((out / "methods" / SOURCE / TURN_PAIRS).read_text()))
+        ranked = control_pairs(name, pairs, buffer, seed=config["seed"])
+        swapped = sum(a.chosen != b.chosen for a, b in zip(pairs, ranked))
+        if not ranked:
+            record = {"status": "skipped", "reason": f"{name}: no turn pair left to train on"}
+        else:
+            settings = {**config["training"], **config["methods"].get(SOURCE, {})}
+            settings = {"seed": config["seed"], **settings, "output_dir": str(directory / "run")}
+            settings["progress"] = progress and settings.get("progress", True)
+            algorithm = SweetRL(base_policy(config, out), **settings)
+            start = time.perf_counter()
+            metrics = algorithm.fit_policy(ranked)
+            algorithm.save(directory / "model")  # collective
+            record = {
+                "status": "trained",
+                "metrics": metrics,
+                "history": [list(point) for point in algorithm.history],
+                "seconds": round(time.perf_counter() - start, 1),
+                "pairs": {"source": len(pairs), "trained": len(ranked), "swapped": swapped},
+            }
+            del algorithm
+    state = process_state()
+    if state.is_main_process:
+        text = json.dumps(record, indent=2, default=float) + "\n"
+        write_atomically(record_path, lambda path: path.write_text(text, "utf-8"))
+    state.wait_for_everyone()
+    return record
+
+
+def _skip_reason(name: str, config: Mapping[str, Any], out: Path) -> dict[str, Any] | None:
+    source = out / "methods" / SOURCE / "fit.json"
+    if not source.exists() or json.loads(source.read_text()).get("status") != "trained":
+        return {"status": "skipped", "reason": f"{name}: SWEET-RL did not train"}
+    if name == "sweet-rl-env" and config["env"]["id"] != _BACKEND:
+        return {
+            "status": "skipped",
+            "reason": "sweet-rl-env judges pairs with the backend's simulated human and tests",
+        }
+    return None
