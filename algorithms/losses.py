@@ -106,6 +106,7 @@ def dpo_loss(
     chosen_nll: Tensor | None = None,
     nll_coef: float = 0.0,
     label_smoothing: float = 0.0,
+    dpo_coef: float = 1.0,
 ) -> DPOOutput:
     """Sigmoid DPO loss on preference pairs, with optional label smoothing and NLL term.
 
@@ -121,9 +122,9 @@ def dpo_loss(
 
         loss = -(1 - eps) * log sigmoid(z) - eps * log sigmoid(-z)
 
-    The batch loss is the mean over pairs, plus ``nll_coef * mean(chosen_nll)`` when
-    ``chosen_nll`` is given (SWEET-RL's policy update adds this NLL term on the chosen
-    action with coefficient 0.01).
+    The batch loss is ``dpo_coef`` times the mean over pairs, plus
+    ``nll_coef * mean(chosen_nll)`` when ``chosen_nll`` is given (SWEET-RL's policy
+    update adds this NLL term on the chosen action with coefficient 0.01).
 
     Multi-turn DPO passes log-probs summed over all agent turns of a trajectory; SWEET-RL
     passes each turn's action log-probs.
@@ -140,14 +141,16 @@ def dpo_loss(
             responses, e.g. minus their mean token log-prob under the policy.
         nll_coef: Weight of the NLL term; needs ``chosen_nll`` when non-zero.
         label_smoothing: Probability ``eps`` in ``[0, 0.5)`` that a label is wrong.
+        dpo_coef: Weight of the DPO term (1: DPO; 0: the NLL term alone, a control that
+            trains on the chosen responses and ignores the rejected ones).
 
     Returns:
         A :class:`DPOOutput` with the scalar loss and detached diagnostics.
 
     Raises:
         ValueError: On mismatched or non-1-D shapes, an empty batch, ``beta <= 0``,
-            ``label_smoothing`` outside ``[0, 0.5)``, a negative ``nll_coef`` or a
-            non-zero ``nll_coef`` without ``chosen_nll``.
+            ``label_smoothing`` outside ``[0, 0.5)``, a negative ``nll_coef`` or
+            ``dpo_coef``, or a non-zero ``nll_coef`` without ``chosen_nll``.
 
     """
     _positive("beta", beta)
@@ -155,6 +158,8 @@ def dpo_loss(
         raise ValueError(f"label_smoothing must be in [0, 0.5), got {label_smoothing}")
     if nll_coef < 0:
         raise ValueError(f"nll_coef must be >= 0, got {nll_coef}")
+    if dpo_coef < 0:
+        raise ValueError(f"dpo_coef must be >= 0, got {dpo_coef}")
     if nll_coef != 0 and chosen_nll is None:
         raise ValueError(f"nll_coef={nll_coef} needs chosen_nll; pass the chosen responses' NLL")
     pi_c = _floating("policy_chosen_logps", policy_chosen_logps)
@@ -180,7 +185,7 @@ def dpo_loss(
     per_pair = -(1.0 - label_smoothing) * F.logsigmoid(logits)
     if label_smoothing:
         per_pair = per_pair - label_smoothing * F.logsigmoid(-logits)
-    loss = per_pair.mean()
+    loss = dpo_coef * per_pair.mean()
     if chosen_nll is not None:
         nll = _floating("chosen_nll", chosen_nll)
         if nll.dim() != 0 and tuple(nll.shape) != tuple(pi_c.shape):

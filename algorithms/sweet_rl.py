@@ -105,6 +105,9 @@ class SweetRLConfig(TrainingConfig):
     Attributes:
         dpo_beta: DPO inverse temperature of the policy update (paper: 0.1).
         nll_coef: Weight of the NLL term on the chosen action (paper: 0.01).
+        dpo_coef: Weight of the DPO term of the policy step (paper: 1). 0 leaves the NLL
+            term alone: supervised training on the chosen candidates (the
+            ``sweet-rl-nll`` control of ``sweetrl compare``).
         critic_learning_rate: The critic's step size (paper: 2e-7).
         critic_epochs: Passes over the trajectory pairs (paper: 4).
         critic_beta: Scale of the turn advantage (paper: 0.1).
@@ -173,6 +176,7 @@ class SweetRLConfig(TrainingConfig):
 
     dpo_beta: float = 0.1
     nll_coef: float = 0.01
+    dpo_coef: float = 1.0
     critic_learning_rate: float = 2e-7
     critic_epochs: int = 4
     critic_beta: float = 0.1
@@ -200,7 +204,9 @@ class SweetRLConfig(TrainingConfig):
         super().__post_init__()
         self._check_positive("dpo_beta", "critic_learning_rate", "critic_epochs", "critic_beta")
         self._check_positive("critic_batch_size", "pairs_per_turn")
-        self._check_non_negative("nll_coef", "min_reward_gap", "candidate_temperature")
+        self._check_non_negative("nll_coef", "dpo_coef", "min_reward_gap", "candidate_temperature")
+        if self.dpo_coef == 0 and self.nll_coef == 0:
+            raise ValueError("dpo_coef and nll_coef are both 0: the policy step has no loss")
         self._check_fraction("candidate_fraction")
         self._check_choice("critic_head", ("log_ratio", "value"))
         self._check_choice("critic_score", _CRITIC_SCORES)
@@ -808,6 +814,7 @@ class SweetRL(Algorithm):
             beta=self.config.dpo_beta,
             chosen_nll=-logps.mean[:n],
             nll_coef=self.config.nll_coef,
+            dpo_coef=self.config.dpo_coef,
         )
         return out.loss, {
             "reward_accuracy": float(out.reward_accuracy),

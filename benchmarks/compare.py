@@ -806,12 +806,15 @@ def _versus_base(
 def _claim(out: Path, config: Mapping[str, Any]) -> None:
     """Record the config of a run folder; refuse to resume a run of another config.
 
-    Every process checks before the main process writes, so all refuse or none does.
+    A config that only adds methods to ``methods.run`` resumes the run: what is done
+    stays, the new methods are fitted from the same buffer and evaluated on the same
+    tasks. Every process checks before the main process writes, so all refuse or none does.
     """
     state = process_state()
     path = out / "config.json"
     text = json.dumps(config, indent=2, sort_keys=True) + "\n"
-    if path.exists() and path.read_text() != text:
+    stored = json.loads(path.read_text()) if path.exists() else None
+    if stored is not None and stored != json.loads(text) and not _adds_methods(stored, config):
         raise ValueError(
             f"{out} holds a run of another config ({path}); use a new --out folder, or "
             "delete it to start over"
@@ -819,6 +822,13 @@ def _claim(out: Path, config: Mapping[str, Any]) -> None:
     state.wait_for_everyone()
     if state.is_main_process:
         out.mkdir(parents=True, exist_ok=True)
-        if not path.exists():
-            path.write_text(text)
+        if stored is None or path.read_text() != text:
+            write_atomically(path, lambda target: target.write_text(text, "utf-8"))
     state.wait_for_everyone()
+
+
+def _adds_methods(stored: Mapping[str, Any], config: Mapping[str, Any]) -> bool:
+    """Whether ``config`` is ``stored`` with methods added to ``methods.run`` (none removed)."""
+    before, after = stored["methods"]["run"], list(config["methods"]["run"])
+    same_rest = {**stored, "methods": {**stored["methods"], "run": after}}
+    return set(before) <= set(after) and same_rest == json.loads(json.dumps(config))

@@ -11,6 +11,9 @@ same held-out tasks; only which action of a pair is "chosen" changes.
 - ``sweet-rl-env``: the pairs the environment tells apart, the better action chosen (the
   simulated human's replies for two questions, the hidden tests for two answers): a
   perfect critic, an upper bound for diagnosis. Backend only.
+- ``sweet-rl-nll``: the critic's pairs, but the NLL anchor alone (``dpo_coef = 0``):
+  supervised training on the critic's chosen candidates. If the random control gains
+  too, this tells whether the DPO term matters at all.
 
 They are diagnostics, not methods: none reads the reference at evaluation, but
 ``sweet-rl-env`` reads the simulated human and the hidden tests to rank its training pairs.
@@ -36,7 +39,7 @@ __all__ = ["CONTROLS", "SOURCE", "control_pairs", "fit_control", "is_control"]
 SOURCE = "sweet-rl"
 """The method whose turn pairs the controls re-rank (and whose settings they train with)."""
 
-CONTROLS = ("sweet-rl-random", "sweet-rl-env")
+CONTROLS = ("sweet-rl-random", "sweet-rl-env", "sweet-rl-nll")
 """The controls a comparison can run (after SWEET-RL, in ``methods.run``)."""
 
 _BACKEND = "ColBench-Backend-v0"
@@ -53,14 +56,14 @@ def control_pairs(
     """Rank SWEET-RL's turn pairs as the control ``name`` does.
 
     Args:
-        name: ``"sweet-rl-random"`` or ``"sweet-rl-env"``.
+        name: One of :data:`CONTROLS`.
         pairs: SWEET-RL's turn pairs (``algorithms.pairs.TurnPair``).
         buffer: The episodes they were sampled from (``sweet-rl-env`` judges by them).
         seed: The coin's seed (``sweet-rl-random``).
 
     Returns:
         The pairs, each oriented by the control (``sweet-rl-env``: only those the
-        environment tells apart).
+        environment tells apart; ``sweet-rl-nll``: the critic's, unchanged).
 
     Raises:
         ValueError: For an unknown control.
@@ -73,6 +76,8 @@ def control_pairs(
         from benchmarks.pair_signal import environment_ranked_pairs
 
         return environment_ranked_pairs(pairs, buffer)
+    if name == "sweet-rl-nll":
+        return list(pairs)
     raise ValueError(f"no control {name!r}; choose from {CONTROLS}")
 
 
@@ -126,6 +131,8 @@ def fit_control(
         else:
             settings = {**config["training"], **config["methods"].get(SOURCE, {})}
             settings = {"seed": config["seed"], **settings, "output_dir": str(directory / "run")}
+            if name == "sweet-rl-nll":
+                settings["dpo_coef"] = 0.0
             settings["progress"] = progress and settings.get("progress", True)
             algorithm = SweetRL(base_policy(config, out), **settings)
             start = time.perf_counter()

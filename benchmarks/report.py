@@ -54,6 +54,7 @@ LABELS = {
     "sweet-rl": "SWEET-RL",
     "sweet-rl-random": "Control: SWEET-RL, pairs ranked at random",
     "sweet-rl-env": "Control: SWEET-RL, pairs ranked by the environment",
+    "sweet-rl-nll": "Control: SWEET-RL, NLL on the chosen alone",
 }
 # Evaluation metrics in table order: (key, column title, kind).
 _METRICS = (

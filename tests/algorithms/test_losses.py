@@ -116,6 +116,18 @@ def test_dpo_nll_term():
     assert out.loss.item() == pytest.approx(hand_dpo(0.1)[0] + 0.15, rel=1e-6)
 
 
+def test_dpo_coef_weighs_the_dpo_term_and_zero_leaves_the_nll_alone():
+    pi_r = t(PI_R, grad=True)
+    nll = t([2.0, 4.0], grad=True)
+    args = (t(PI_C), pi_r, t(REF_C), t(REF_R))
+    half = dpo_loss(*args, beta=0.1, chosen_nll=nll, nll_coef=0.5, dpo_coef=0.5)
+    assert half.loss.item() == pytest.approx(0.5 * hand_dpo(0.1)[0] + 0.5 * 3.0, rel=1e-12)
+    alone = dpo_loss(*args, beta=0.1, chosen_nll=nll, nll_coef=1.0, dpo_coef=0.0)
+    assert alone.loss.item() == pytest.approx(3.0)
+    alone.loss.backward()
+    assert pi_r.grad.abs().sum().item() == 0.0  # the rejected responses are not trained
+
+
 def test_dpo_half_precision_is_computed_in_float32():
     # All inputs are exact in bf16, but 2 - 2**-9 is not: bf16 arithmetic would round it to 2.
     bf16 = torch.bfloat16
@@ -135,6 +147,7 @@ def test_dpo_half_precision_is_computed_in_float32():
         ({"nll_coef": 0.01}, "chosen_nll"),
         ({"nll_coef": -1.0, "chosen_nll": torch.zeros(2)}, "nll_coef"),
         ({"nll_coef": 0.1, "chosen_nll": torch.zeros(3)}, "chosen_nll"),
+        ({"dpo_coef": -1.0}, "dpo_coef"),
     ],
 )
 def test_dpo_rejects_bad_hyperparameters(kwargs, message):

@@ -443,3 +443,12 @@ def test_answer_pairs_leave_the_question_turns_alone():
     assert pairs and all({p.chosen, p.rejected} <= set(answers) for p in pairs)
     # Only contexts where the buffer's episode answered.
     assert {tuple(map(str, p.messages)) for p in pairs} <= {tuple(map(str, m)) for m, _ in answered}
+
+
+def test_a_policy_step_needs_a_loss():
+    from algorithms import SweetRLConfig
+
+    with pytest.raises(ValueError, match="both 0"):
+        SweetRLConfig(dpo_coef=0.0, nll_coef=0.0)
+    with pytest.raises(ValueError, match="dpo_coef"):
+        SweetRLConfig(dpo_coef=-0.5)

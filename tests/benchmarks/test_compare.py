@@ -26,6 +26,7 @@ def test_compare_smoke_end_to_end_over_seeds_and_resume(tmp_path, capsys):
         "sweet-rl",
         "sweet-rl-random",
         "sweet-rl-env",
+        "sweet-rl-nll",
     ]
     # The warm start clones the collaborator, and is the base of every method.
     assert results["base"] == "warm-start" and methods["warm-start"]["fit"]["status"] == "trained"
@@ -79,7 +80,7 @@ def test_compare_smoke_end_to_end_over_seeds_and_resume(tmp_path, capsys):
     assert pooled["seeds"] == [0, 1] and "Pooled over 2 seeds" in printed
     other = json.loads((whole / "seed-1" / "results.json").read_text())
     assert other["config"]["seed"] == 1 and other["task_sets"] == results["task_sets"]
-    for name in ["rft", "mt-dpo", "archer", "sweet-rl", "sweet-rl-random", "sweet-rl-env"]:
+    for name in list(methods)[2:]:
         versus = pooled["methods"][name]["pooled"]
         assert versus["num_runs"] == 2 and versus["num_tasks"] == 8, name
         assert versus["success_rate_diff_ci_low"] <= versus["success_rate_diff_ci_high"]
@@ -115,6 +116,12 @@ def test_compare_smoke_end_to_end_over_seeds_and_resume(tmp_path, capsys):
     coin = methods["sweet-rl-random"]["fit"]
     assert coin["pairs"]["source"] == coin["pairs"]["trained"] == len(pairs)
     assert 0 <= coin["pairs"]["swapped"] <= len(pairs)
+    nll = methods["sweet-rl-nll"]["fit"]  # the critic's pairs as they are, NLL alone
+    assert nll["pairs"] == {"source": len(pairs), "trained": len(pairs), "swapped": 0}
+    from algorithms import SweetRLConfig
+
+    coef = results["config"]["methods"]["sweet-rl"].get("nll_coef", SweetRLConfig().nll_coef)
+    assert nll["metrics"]["train/loss"] == pytest.approx(coef * nll["metrics"]["train/chosen_nll"])
     env = methods["sweet-rl-env"]["fit"]
     kept = signal["chosen_obtains_more"] + signal["chosen_obtains_fewer"]
     kept += signal["chosen_passes_more"] + signal["chosen_passes_fewer"]
@@ -122,6 +129,22 @@ def test_compare_smoke_end_to_end_over_seeds_and_resume(tmp_path, capsys):
         assert env["pairs"]["trained"] == kept and env["pairs"]["swapped"] <= kept
     else:
         assert env["status"] == "skipped" and "no turn pair" in env["reason"]
+
+
+@pytest.mark.slow
+def test_a_finished_comparison_takes_more_methods_without_redoing_any(tmp_path):
+    out = tmp_path / "more"
+    command = ["compare", "--config", "smoke", "--out", str(out), "--no-progress"]
+    assert main([*command, "--methods", "rft"]) == 0
+    fitted = (out / "methods" / "rft" / "fit.json").stat().st_mtime_ns
+    assert main([*command, "--methods", "rft,mt-dpo"]) == 0
+    assert (out / "methods" / "rft" / "fit.json").stat().st_mtime_ns == fitted
+    results = json.loads((out / "results.json").read_text())
+    assert list(results["methods"]) == ["warm-start", "rft", "mt-dpo"]
+    assert results["methods"]["mt-dpo"]["eval"]["num_tasks"] == 4
+    assert json.loads((out / "config.json").read_text())["methods"]["run"] == ["rft", "mt-dpo"]
+    # Taking a method away, or changing anything else, is another config.
+    assert main([*command, "--methods", "mt-dpo"]) != 0
 
 
 def test_controls_rank_sweet_rl_pairs_by_a_coin_or_the_environment():
