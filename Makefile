@@ -25,10 +25,11 @@ browser: venv
 	$(BIN)/python -m sweetrl_gym.render.install
 
 # The README's main job: the quick comparison (SmolLM2-135M on the CPU) over 3 seeds of the
-# whole pipeline, resumable. The seeds run at once, one thread each (on 2 cores that doubled
-# the throughput of one seed after another; it needs about 20 GB of memory: with less, run
-# `.venv/bin/sweetrl compare --config quick --out runs/quick`, the same seeds one by one).
-# The last command finds the seeds finished (or finishes any that stopped) and pools them.
+# whole pipeline, resumable. The seeds run at once, one thread each: on 2 cores that doubled
+# the throughput of one seed after another, but each seed peaks near 8 GB of memory (3 at
+# once filled 24 GB and 10 GB of swap). With less, run the same seeds one by one:
+# `.venv/bin/sweetrl compare --config quick --out runs/quick`. The last command finds the
+# seeds finished (or finishes any that stopped, e.g. killed for memory) and pools them.
 DEMO_SEEDS := 0 1 2
 demo: venv
 	mkdir -p runs/quick

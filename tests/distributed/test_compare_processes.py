@@ -78,7 +78,10 @@ def check_run(out: Path, stdout: str) -> dict:
 def test_compare_on_two_processes_ddp_and_resume(tmp_path):
     out = tmp_path / "ddp"
     results = check_run(out, compare(out, fsdp=False))
-    assert all(r["fit"]["status"] == "trained" for n, r in results["methods"].items() if r["fit"])
+    statuses = {n: r["fit"]["status"] for n, r in results["methods"].items() if r["fit"]}
+    # sweet-rl-env trains only when the environment tells some of SWEET-RL's pairs apart.
+    assert {n for n, status in statuses.items() if status != "trained"} <= {"sweet-rl-env"}
+    assert statuses["sweet-rl-random"] == statuses["sweet-rl-nll"] == "trained"
     stamps = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.suffix in (".jsonl", ".json")}
     stamps = {p: s for p, s in stamps.items() if p.name != "results.json"}
     compare(out, fsdp=False)  # resumes: nothing is played, trained or evaluated again
