@@ -125,7 +125,8 @@ def fit_control(
     if record is None:
         pairs = from_json(TurnPair, json.loads((out / "methods" / SOURCE / TURN_PAIRS).read_text()))
         ranked = control_pairs(name, pairs, buffer, seed=config["seed"])
-        swapped = sum(a.chosen != b.chosen for a, b in zip(pairs, ranked))
+        original = {(p.chosen, p.rejected) for p in pairs}
+        swapped = sum((p.chosen, p.rejected) not in original for p in ranked)  # turned round
         if not ranked:
             record = {"status": "skipped", "reason": f"{name}: no turn pair left to train on"}
         else:
