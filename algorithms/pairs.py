@@ -6,6 +6,7 @@ resumed run.
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -62,6 +63,16 @@ class TurnPair:
     chosen_score: float = 0.0
     rejected_score: float = 0.0
     task_id: str = ""
+
+    def reversed(self) -> TurnPair:
+        """Return the same pair the other way round: ``rejected`` chosen, scores swapped."""
+        return dataclasses.replace(
+            self,
+            chosen=self.rejected,
+            rejected=self.chosen,
+            chosen_score=self.rejected_score,
+            rejected_score=self.chosen_score,
+        )
 
 
 def trajectory_pairs(

@@ -813,8 +813,9 @@ def _claim(out: Path, config: Mapping[str, Any]) -> None:
     state = process_state()
     path = out / "config.json"
     text = json.dumps(config, indent=2, sort_keys=True) + "\n"
+    current = json.loads(text)  # as it reads back from the file (tuples become lists)
     stored = json.loads(path.read_text()) if path.exists() else None
-    if stored is not None and stored != json.loads(text) and not _adds_methods(stored, config):
+    if stored is not None and stored != current and not _adds_methods(stored, current):
         raise ValueError(
             f"{out} holds a run of another config ({path}); use a new --out folder, or "
             "delete it to start over"
@@ -822,13 +823,13 @@ def _claim(out: Path, config: Mapping[str, Any]) -> None:
     state.wait_for_everyone()
     if state.is_main_process:
         out.mkdir(parents=True, exist_ok=True)
-        if stored is None or path.read_text() != text:
+        if stored != current:
             write_atomically(path, lambda target: target.write_text(text, "utf-8"))
     state.wait_for_everyone()
 
 
-def _adds_methods(stored: Mapping[str, Any], config: Mapping[str, Any]) -> bool:
-    """Whether ``config`` is ``stored`` with methods added to ``methods.run`` (none removed)."""
-    before, after = stored["methods"]["run"], list(config["methods"]["run"])
+def _adds_methods(stored: Mapping[str, Any], current: Mapping[str, Any]) -> bool:
+    """Whether ``current`` is ``stored`` with methods added to ``methods.run`` (none removed)."""
+    before, after = stored["methods"]["run"], current["methods"]["run"]
     same_rest = {**stored, "methods": {**stored["methods"], "run": after}}
-    return set(before) <= set(after) and same_rest == json.loads(json.dumps(config))
+    return set(before) <= set(after) and same_rest == current

@@ -21,7 +21,6 @@ They are diagnostics, not methods: none reads the reference at evaluation, but
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from collections.abc import Mapping, Sequence
@@ -71,7 +70,7 @@ def control_pairs(
     """
     if name == "sweet-rl-random":
         coin = np.random.default_rng([seed, 27]).random(len(pairs)) < 0.5
-        return [_swapped(p) if flip else p for p, flip in zip(pairs, coin)]
+        return [p.reversed() if flip else p for p, flip in zip(pairs, coin)]
     if name == "sweet-rl-env":
         from benchmarks.pair_signal import environment_ranked_pairs
 
@@ -79,16 +78,6 @@ def control_pairs(
     if name == "sweet-rl-nll":
         return list(pairs)
     raise ValueError(f"no control {name!r}; choose from {CONTROLS}")
-
-
-def _swapped(pair: Any) -> Any:
-    return dataclasses.replace(
-        pair,
-        chosen=pair.rejected,
-        rejected=pair.chosen,
-        chosen_score=pair.rejected_score,
-        rejected_score=pair.chosen_score,
-    )
 
 
 def fit_control(

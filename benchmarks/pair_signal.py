@@ -15,7 +15,6 @@ the same candidates (the ``sweet-rl-env`` control, :mod:`benchmarks.controls`).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -156,15 +155,7 @@ def environment_ranked_pairs(
         if verdict.endswith("_more"):
             ranked.append(pair)
         elif verdict.endswith("_fewer"):
-            ranked.append(
-                dataclasses.replace(
-                    pair,
-                    chosen=pair.rejected,
-                    rejected=pair.chosen,
-                    chosen_score=pair.rejected_score,
-                    rejected_score=pair.chosen_score,
-                )
-            )
+            ranked.append(pair.reversed())
     return ranked
 
 
