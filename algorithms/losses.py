@@ -251,10 +251,11 @@ def turn_advantage(critic_logps: Tensor, reference_logps: Tensor, *, beta: float
     where ``c`` is the training-time information the critic sees. With per-token *mean*
     log-probs this is the paper's length-normalised parameterisation; with summed
     log-probs it is the "no length normalisation" ablation (which the paper reports
-    collapses). :class:`~algorithms.SweetRL` ranks candidate actions by the same ratio,
-    with ``reference_logps`` from the critic's frozen start (the model the critic was
-    trained from, reading the same hinted prompt), not from the sampling policy's unhinted
-    prompt as the official code does; ``beta`` does not change a ranking.
+    collapses). :class:`~algorithms.SweetRL` trains its critic with ``reference_logps``
+    from the critic's frozen start (reading the same hinted prompt), and ranks candidate
+    actions by the same ratio with ``reference_logps`` from the sampling policy on its
+    unhinted prompt, as the official code does (``SweetRLConfig.critic_baseline``);
+    ``beta`` does not change a ranking.
 
     Args:
         critic_logps: Log-probs of each turn's action under the critic (trained).

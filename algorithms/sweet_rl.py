@@ -28,9 +28,10 @@ information), ``critic_head="value"`` (a scalar value head instead of the log-ra
 ``critic_score="token_mean"`` is the official code's trajectory score.
 
 Many processes: the reference, scoring, sampling and accuracy passes are split across
-ranks (:func:`algorithms.distributed.map_sharded`); the critic's frozen start is kept
-(a copy, or with LoRA the base with adapters disabled), so scores stay right after the
-policy has been trained or the algorithm reloaded.
+ranks (:func:`algorithms.distributed.map_sharded`); the critic's frozen start, which is
+also the sampling policy that candidates are measured against, is kept (a copy, or with
+LoRA the base with adapters disabled), so scores stay right after the policy has been
+trained or the algorithm reloaded.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ from algorithms.batches import (
 from algorithms.config import TrainingConfig
 from algorithms.critic_inputs import REFERENCE_HINT, critic_prompt
 from algorithms.distributed import full_state_dict, map_sharded, reshard
-from algorithms.logprobs import shared_prefix_turn_logprobs, turn_logprobs
+from algorithms.logprobs import TokenizedTurns, shared_prefix_turn_logprobs, turn_logprobs
 from algorithms.lora import (
     POLICY_ADAPTER,
     adapter_active,
@@ -115,6 +116,16 @@ class SweetRLConfig(TrainingConfig):
             sequences, one per dialogue).
         critic_uses_reference: Give the critic the training-time information (the
             paper's asymmetry); ``False`` is the ablation without it.
+        critic_baseline: What a candidate action's critic log-prob is measured against
+            when candidates are ranked (and in :meth:`SweetRL.score_actions` and
+            :meth:`SweetRL.turn_advantages`). ``"policy"`` (the official code): the
+            sampling policy's mean log-prob of the action on its own prompt, without the
+            hint, so the score holds what the hint makes likelier as well as what the
+            critic learnt. ``"start"``: the critic's frozen start reading the same hinted
+            prompt, so only what training changed counts (the critic's Bradley–Terry
+            loss always uses this one). With a separate ``critic_model`` and full
+            fine-tuning, ``"policy"`` after the policy step is the trained policy (its
+            start is not kept). The value head has no baseline (it ignores this).
         critic_head: ``"log_ratio"`` (the paper's parameterisation) or ``"value"`` (the
             ablation: a scalar head on the critic LM, trained with the same loss).
         length_normalize: Mean (paper) or summed token log-probs in the advantage; the
@@ -183,6 +194,7 @@ class SweetRLConfig(TrainingConfig):
     critic_batch_size: int = 1
     critic_uses_reference: bool = True
     critic_head: str = "log_ratio"
+    critic_baseline: str = "policy"
     length_normalize: bool = True
     critic_score: str = "turn_sum"
     hint_template: str = REFERENCE_HINT
@@ -209,6 +221,7 @@ class SweetRLConfig(TrainingConfig):
             raise ValueError("dpo_coef and nll_coef are both 0: the policy step has no loss")
         self._check_fraction("candidate_fraction")
         self._check_choice("critic_head", ("log_ratio", "value"))
+        self._check_choice("critic_baseline", ("policy", "start"))
         self._check_choice("critic_score", _CRITIC_SCORES)
         self._check_choice("pair_turns", ("all", "questions", "answers"))
         if self.critic_score == "token_mean" and not self.length_normalize:
@@ -548,8 +561,9 @@ class SweetRL(Algorithm):
         """Score candidate actions for one turn with the critic (higher: more promising).
 
         For the log-ratio critic the score is the turn advantage ``critic_beta x
-        (critic - frozen start)`` of each action, mean (or summed) token log-probs. Not
-        collective: under many processes, each process scores its own turns.
+        (critic - baseline)`` of each action, mean (or summed) token log-probs, the
+        baseline set by ``critic_baseline`` (default: the sampling policy without the
+        hint). Not collective: under many processes, each process scores its own turns.
 
         Args:
             messages: The turn's context (the chat before the action).
@@ -569,10 +583,12 @@ class SweetRL(Algorithm):
 
         Turn ``t``'s value is what :meth:`score_actions` gives its action in its context:
         ``critic_beta x`` the mean (or, with ``length_normalize=False``, summed) token
-        log-prob ratio of the critic and its frozen start, the critic reading the
-        trajectory's reference as in training (the value head's output for that
-        ablation). It does not depend on ``critic_score``, which only combines these
-        into the trajectory's score. Not collective, like :meth:`score_actions`.
+        log-prob ratio of the critic and its baseline (``critic_baseline``), the critic
+        reading the trajectory's reference as in training (the value head's output for
+        that ablation). It does not depend on ``critic_score``; with
+        ``critic_baseline="start"`` these are the terms that ``critic_score`` combines into
+        the trajectory's score in the critic's loss. Not collective, like
+        :meth:`score_actions`.
 
         Example:
             >>> algo = Algorithm.load("runs/sweet")
@@ -601,14 +617,15 @@ class SweetRL(Algorithm):
         """Critic scores of each turn's actions.
 
         The log-ratio critic scores one turn's actions together, reading their shared
-        prompt (with the hint: most of the tokens) once per model; the value head reads
+        prompt (with the hint: most of the tokens) once per model; the baseline
+        (``critic_baseline``) reads its own prompt the same way. The value head reads
         every row whole, in micro-batches of ``batch_size`` rows.
         """
-        prompts, actions = [], []
+        hinted, plain, actions = [], [], []
         for messages, reference, candidates in turns:
             turn = Turn(messages=[dict(m) for m in messages], action="")
-            prompt = critic_prompt(self.policy, turn, reference, self._hint())
-            prompts += [prompt] * len(candidates)
+            hinted += [critic_prompt(self.policy, turn, reference, self._hint())] * len(candidates)
+            plain += self.policy_prompts([turn]) * len(candidates)
             actions += candidates
         if self.config.critic_head == "value":
             size = self.config.batch_size
@@ -616,24 +633,44 @@ class SweetRL(Algorithm):
         else:
             ends = np.cumsum([len(candidates) for _, _, candidates in turns]).tolist()
             chunks = [(a, b) for a, b in zip([0, *ends[:-1]], ends) if b > a]
-        start_model, start_context = self._critic_start_model()
         flat: list[float] = []
         for begin, stop in chunks:
-            encoded = self.encode(prompts[begin:stop], actions[begin:stop])
+            encoded = self.encode(hinted[begin:stop], actions[begin:stop])
             rows = len(encoded)
             with torch.no_grad(), self._autocast():
                 if self.config.critic_head == "value":
                     reference = torch.zeros(rows)
                 else:
-                    with start_context():
-                        logps = shared_prefix_turn_logprobs(start_model, encoded)
-                        reference = self._per_turn(logps).float()
+                    reference = self._baseline(plain[begin:stop], actions[begin:stop], encoded)
                 batch = DialogueBatch(encoded, torch.arange(rows), reference.cpu(), rows)
                 with self._as_critic():
                     values = self._turn_values(self.critic, batch, shared_prefix_turn_logprobs)
                 flat += values[0].float().tolist()
         reshard(self.critic)
         return split_by_lengths(flat, [len(candidates) for _, _, candidates in turns])
+
+    def _baseline(
+        self, plain: Sequence[str], actions: Sequence[str], hinted: TokenizedTurns
+    ) -> torch.Tensor:
+        """Each action's log-prob that its critic log-prob is measured against.
+
+        ``critic_baseline="policy"``: the sampling policy (the policy before its step) on
+        its own, unhinted, prompts; ``"start"``: the critic's frozen start on the hinted
+        rows already encoded.
+        """
+        if self.config.critic_baseline == "start":
+            model, context = self._critic_start_model()
+            rows = hinted
+        else:
+            rows = self.encode(plain, actions)
+            if self.config.critic_model is None:
+                # The critic's start is a kept copy of the policy before its step.
+                model, context = self._critic_start_model()
+            else:
+                model, context = self.policy.model, self.policy_reference
+        with context():
+            logps = shared_prefix_turn_logprobs(model, rows)
+        return self._per_turn(logps).float()
 
     def _autocast(self) -> AbstractContextManager[Any]:
         return self._fit_trainer.autocast() if self._fit_trainer is not None else nullcontext()

@@ -180,6 +180,21 @@ def upcast_trainable(model: torch.nn.Module) -> int:
     return count
 
 
+def restore_forward(model: torch.nn.Module, own_forward: Any) -> None:
+    """Give ``model`` back the ``forward`` it had before ``accelerator.prepare``.
+
+    Under mixed precision, ``prepare`` sets an autocast ``forward`` on the instance, and
+    ``unwrap_model`` replaces it by the class's ``forward`` stripped of every decorator
+    (it follows ``__wrapped__``). transformers' own decorators then go too: the one that
+    reads the deprecated ``past_key_values`` as ``cache`` is how a model reuses key/value
+    states, and without it a forward given a prefix's states silently ignores them.
+    """
+    if own_forward is None:
+        model.__dict__.pop("forward", None)
+    else:
+        model.forward = own_forward
+
+
 class Trainer:
     """Runs :class:`Stage` objects for one ``fit`` call (made by ``Algorithm.fit``, then closed).
 
@@ -274,6 +289,7 @@ class Trainer:
             num_warmup_steps=config.warmup_steps,
             num_training_steps=total_steps,
         )
+        own_forward = model.__dict__.get("forward")
         prepared, optimizer = accelerator.prepare(model, optimizer)
         # FSDP2 swaps in sharded parameters at prepare: clip those, not the originals.
         trainable = [p for p in prepared.parameters() if p.requires_grad]
@@ -367,6 +383,7 @@ class Trainer:
             bar.close()
             self.logger.flush()
         trained = accelerator.unwrap_model(prepared, keep_fp32_wrapper=False)
+        restore_forward(trained, own_forward)
         if not self.stopped:
             directory = self.run.stage_dir(stage.name)
             if directory is not None:

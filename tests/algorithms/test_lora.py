@@ -43,14 +43,16 @@ def test_sweet_rl_critic_is_a_second_adapter_on_the_policys_base(shared_buffer, 
     assert sum(p.numel() for p in model.parameters() if p.requires_grad) < 0.5 * sum(
         p.numel() for p in model.parameters()
     )
-    # The critic's frozen start is the base with adapters disabled.
+    # The sampling policy's start (the baseline of a score) is the base with adapters
+    # disabled, reading the policy's own prompt.
     trajectory, turn = shared_buffer[0], shared_buffer[0].turns[1]
     actions = ["Which threshold?", "I WANT TO ANSWER: def f(): pass"]
     prompt = critic_prompts(policy, [(turn, trajectory.reference)])[0]
     encoded = algo.encode([prompt, prompt], actions)
+    plain = policy.format_prompts([turn.messages])[0]
     with torch.no_grad():
         with model.disable_adapter():
-            start = turn_logprobs(model, encoded).mean
+            start = turn_logprobs(model, algo.encode([plain, plain], actions)).mean
         model.set_adapter("critic")
         critic = turn_logprobs(model, encoded).mean
         model.set_adapter("default")

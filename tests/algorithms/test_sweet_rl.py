@@ -98,8 +98,9 @@ def test_critic_ranks_held_out_turns_of_the_successful_kind_higher(tiny_policy):
     assert sum(wins) / len(wins) >= 0.9
 
 
-def test_turn_advantage_is_beta_times_mean_log_ratio(shared_buffer, tiny_policy):
-    algo = SweetRL(tiny_policy, **SMALL)
+@pytest.mark.parametrize("baseline", ["policy", "start"])
+def test_turn_advantage_is_beta_times_mean_log_ratio(shared_buffer, tiny_policy, baseline):
+    algo = SweetRL(tiny_policy, critic_baseline=baseline, **SMALL)
     algo.fit_critic(algo.trajectory_pairs(shared_buffer)[:2])
     trajectory = shared_buffer[0]
     turn = trajectory.turns[1]
@@ -107,13 +108,54 @@ def test_turn_advantage_is_beta_times_mean_log_ratio(shared_buffer, tiny_policy)
     scores = algo.score_actions(turn.messages, trajectory.reference, actions)
     prompt = critic_prompts(tiny_policy, [(turn, trajectory.reference)])[0]
     assert "In light that the final answer is: " + trajectory.reference["ground_truth"] in prompt
-    encoded = algo.encode([prompt, prompt], actions)
+    hinted = algo.encode([prompt, prompt], actions)
+    # "policy" (official): the sampling policy on its own prompt, without the hint;
+    # "start": the critic's frozen start (here the untrained policy) on the hinted prompt.
+    plain_prompt = tiny_policy.format_prompts([turn.messages])[0]
+    assert "In light that" not in plain_prompt
+    baseline_rows = hinted if baseline == "start" else algo.encode([plain_prompt] * 2, actions)
     with torch.no_grad():
-        critic = turn_logprobs(algo.critic, encoded).mean
-        reference = turn_logprobs(tiny_policy.model, encoded).mean  # the critic's frozen start
+        critic = turn_logprobs(algo.critic, hinted).mean
+        reference = turn_logprobs(tiny_policy.model, baseline_rows).mean
     expected = (SMALL.get("critic_beta", 0.1) * (critic - reference)).tolist()
     assert scores == pytest.approx(expected, abs=1e-5)
     assert scores[0] != scores[1]
+
+
+def test_a_critic_trained_under_bf16_autocast_scores_actions_in_their_context(shared_buffer):
+    # Under mixed precision, accelerate's unwrap stripped transformers' decorators from the
+    # critic's forward, and scoring with the prompt's cached states then ignored them:
+    # the critic scored each action without its prompt (hint and dialogue).
+    policy = fresh_policy()
+    policy.model.to(torch.bfloat16)
+    algo = SweetRL(policy, critic_baseline="start", **SMALL)
+    algo.fit_critic(algo.trajectory_pairs(shared_buffer))
+    trajectory = shared_buffer[0]
+    turn = trajectory.turns[1]
+    actions = ["What should it return?", "Which rounding?", "I WANT TO ANSWER: def f(): pass"]
+    prompt = critic_prompts(policy, [(turn, trajectory.reference)])[0]
+    encoded = algo.encode([prompt] * len(actions), actions)
+    with torch.no_grad():
+        critic = turn_logprobs(algo.critic, encoded).mean.float()
+        start = turn_logprobs(policy.model, encoded).mean.float()
+    expected = (SMALL.get("critic_beta", 0.1) * (critic - start)).tolist()
+    scores = algo.score_actions(turn.messages, trajectory.reference, actions)
+    assert scores == pytest.approx(expected, abs=2e-3)
+
+
+def test_policy_baseline_keeps_the_sampling_policy_after_the_policy_step(
+    shared_buffer, tiny_policy
+):
+    # Scores after fit still measure against the policy that sampled the candidates.
+    algo = SweetRL(tiny_policy, **SMALL)
+    trajectory = shared_buffer[0]
+    turn = trajectory.turns[1]
+    actions = ["What should it return?", "I WANT TO ANSWER: def f(): pass"]
+    algo.fit_critic(algo.trajectory_pairs(shared_buffer))
+    before = algo.score_actions(turn.messages, trajectory.reference, actions)
+    algo.fit_policy(algo.candidate_pairs(shared_buffer))
+    after = algo.score_actions(turn.messages, trajectory.reference, actions)
+    assert after == pytest.approx(before, abs=1e-5)
 
 
 def test_candidate_pairs_rank_top_half_over_bottom_half(shared_buffer, tiny_policy):
@@ -152,11 +194,12 @@ def test_ablations_change_what_the_critic_is(shared_buffer):
     summed = SweetRL(fresh_policy(), length_normalize=False, critic_score="last_turn", **SMALL)
     summed.fit_critic(summed.trajectory_pairs(shared_buffer)[:2])
     prompt = critic_prompts(summed.policy, [(turn, trajectory.reference)])[0]
+    plain = summed.policy.format_prompts([turn.messages])[0]
     encoded = summed.encode([prompt], ["Which rounding?"])
     with torch.no_grad():
         expected = 0.1 * (
             turn_logprobs(summed.critic, encoded).sum
-            - turn_logprobs(summed.policy.model, encoded).sum
+            - turn_logprobs(summed.policy.model, summed.encode([plain], ["Which rounding?"])).sum
         )
     assert summed.score_actions(
         turn.messages, trajectory.reference, ["Which rounding?"]
@@ -197,21 +240,27 @@ def test_clear_errors(shared_buffer, tiny_policy):
         SweetRL(tiny_policy, **SMALL).score_actions([{"role": "user", "content": "hi"}], {}, ["a"])
 
 
-def test_scores_after_fit_and_load_use_the_critics_frozen_start(shared_buffer, tmp_path):
-    """The advantage's reference is the initial weights, not the trained policy."""
+@pytest.mark.parametrize("baseline", ["policy", "start"])
+def test_scores_after_fit_and_load_use_the_initial_weights(shared_buffer, tmp_path, baseline):
+    """The advantage's baseline is the initial weights, not the trained policy."""
     policy = fresh_policy()
     initial = fresh_policy().model  # the same seed: the weights the critic started from
-    algo = SweetRL(policy, **SMALL)
+    algo = SweetRL(policy, critic_baseline=baseline, **SMALL)
     algo.fit(shared_buffer)
     trajectory = shared_buffer[0]
     turn = trajectory.turns[1]
     actions = ["What should it return?", "I WANT TO ANSWER: def f(): pass"]
     prompt = critic_prompts(policy, [(turn, trajectory.reference)])[0]
     encoded = algo.encode([prompt, prompt], actions)
+    if baseline == "policy":  # the sampling policy's own prompt, without the hint
+        plain = policy.format_prompts([turn.messages])[0]
+        baseline_rows = algo.encode([plain, plain], actions)
+    else:
+        baseline_rows = encoded
     with torch.no_grad():
         critic = turn_logprobs(algo.critic, encoded).mean
-        start = turn_logprobs(initial, encoded).mean
-        trained = turn_logprobs(policy.model, encoded).mean
+        start = turn_logprobs(initial, baseline_rows).mean
+        trained = turn_logprobs(policy.model, baseline_rows).mean
     assert not torch.allclose(start, trained)  # the policy did move
     expected = (0.1 * (critic - start)).tolist()
     assert algo.score_actions(turn.messages, trajectory.reference, actions) == pytest.approx(
@@ -263,6 +312,9 @@ def test_critic_score_setting_is_validated():
         SweetRLConfig(critic_score="token_mean", length_normalize=False)
     with pytest.raises(ValueError, match="needs critic_head='log_ratio'"):
         SweetRLConfig(critic_score="token_mean", critic_head="value")
+    assert SweetRLConfig().critic_baseline == "policy"  # the official code's
+    with pytest.raises(ValueError, match=r"critic_baseline must be one of \('policy', 'start'\)"):
+        SweetRLConfig(critic_baseline="critic")
 
 
 def _action_tokens(algo, trajectory):
@@ -275,10 +327,13 @@ def _action_tokens(algo, trajectory):
 
 
 def test_token_mean_critic_score_ranks_trajectories_by_one_mean_over_their_tokens(shared_buffer):
-    turn_sum = SweetRL(fresh_policy(), **SMALL)
+    # With the "start" baseline, turn advantages are the terms of the critic's own score.
+    turn_sum = SweetRL(fresh_policy(), critic_baseline="start", **SMALL)
     turn_sum.fit_critic(turn_sum.trajectory_pairs(shared_buffer)[:2])
     # The same trained critic, scoring trajectories the official way.
-    token_mean = SweetRL(turn_sum.policy, critic_score="token_mean", **SMALL)
+    token_mean = SweetRL(
+        turn_sum.policy, critic_score="token_mean", critic_baseline="start", **SMALL
+    )
     token_mean.critic = turn_sum.critic
 
     first = shared_buffer[0]
