@@ -621,11 +621,14 @@ class SweetRL(Algorithm):
         (``critic_baseline``) reads its own prompt the same way. The value head reads
         every row whole, in micro-batches of ``batch_size`` rows.
         """
+        # The unhinted prompt is read only by the policy baseline of the log-ratio critic.
+        unhinted = self.config.critic_head != "value" and self.config.critic_baseline == "policy"
         hinted, plain, actions = [], [], []
         for messages, reference, candidates in turns:
             turn = Turn(messages=[dict(m) for m in messages], action="")
             hinted += [critic_prompt(self.policy, turn, reference, self._hint())] * len(candidates)
-            plain += self.policy_prompts([turn]) * len(candidates)
+            if unhinted:
+                plain += self.policy_prompts([turn]) * len(candidates)
             actions += candidates
         if self.config.critic_head == "value":
             size = self.config.batch_size
