@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # torch goes in first and pinned: a bare `torch` requirement would pull GBs of CUDA wheels.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: demo test lint docs venv browser clean
+.PHONY: demo test test-exhaustive lint docs venv browser clean
 
 $(BIN)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -40,9 +40,18 @@ demo: venv
 	done; wait
 	$(BIN)/sweetrl compare --config quick --out runs/quick
 
+# pytest on TEST_WORKERS processes (pytest-xdist), each test file on one of them (its
+# module fixtures, a browser or a tiny model, are built once): on 2 cores about half the
+# time of one process.
+TEST_WORKERS ?= 2
 test: venv browser
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+
+# The full checks that `make test` samples (tests marked `exhaustive`): the whole bundled
+# task set regenerated and hashed against its pin (~2.5 min; `make test` checks every 10th).
+test-exhaustive: venv
+	$(BIN)/python -m pytest -q --exhaustive -m exhaustive
 
 # The reference site (MkDocs + mkdocstrings, from the docstrings) into site/; strict:
 # a broken reference or docstring fails the build (the tests run it too).

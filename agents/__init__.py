@@ -16,6 +16,7 @@ from agents.evaluation import (
     pooled_paired_difference,
     summarize,
 )
+from agents.loading import load_causal_lm
 from agents.openai_agent import OpenAIAgent
 from agents.prompts import BACKEND_AGENT_PROMPT, FRONTEND_AGENT_PROMPT, SHORT_BACKEND_AGENT_PROMPT
 from agents.rollout import Episode, collect, plan_episodes
@@ -47,6 +48,7 @@ __all__ = [
     "collect",
     "describe_agent",
     "evaluate",
+    "load_causal_lm",
     "load_default_agent",
     "load_default_model",
     "paired_difference",

@@ -21,6 +21,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from agents.dtypes import dtype_kwargs
 from agents.transformers_agent import TransformersAgent
 from sweetrl_gym.local_lm import place_model
 from sweetrl_gym.model_types import CausalLM, Tokenizer
@@ -112,7 +113,7 @@ def load_default_model(
     try:
         tokenizer = AutoTokenizer.from_pretrained(target, local_files_only=True)
         model = AutoModelForCausalLM.from_pretrained(
-            target, local_files_only=True, **_dtype_kwargs(dtype)
+            target, local_files_only=True, **dtype_kwargs(dtype)
         )
     except OSError as exc:
         raise OSError(
@@ -205,23 +206,6 @@ def _file_hash(path: Path, size: int, mtime_ns: int) -> str:
 def _cache_key(gguf: Path) -> str:
     stat = gguf.stat()
     return f"{gguf.stem}-{stat.st_size}-{_file_hash(gguf, stat.st_size, stat.st_mtime_ns)}"
-
-
-def _dtype_kwargs(dtype: Any) -> dict[str, Any]:
-    if dtype is None:
-        return {}
-    import torch
-    import transformers
-    from packaging.version import Version
-
-    if isinstance(dtype, str) and dtype != "auto":
-        resolved = getattr(torch, dtype, None)
-        if not isinstance(resolved, torch.dtype):
-            raise ValueError(f"unknown dtype {dtype!r}; use e.g. 'float32' or 'bfloat16'")
-        dtype = resolved
-    # transformers renamed torch_dtype to dtype in 4.56.
-    key = "dtype" if Version(transformers.__version__) >= Version("4.56") else "torch_dtype"
-    return {key: dtype}
 
 
 def _convert(gguf: Path, target: Path) -> None:

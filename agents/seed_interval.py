@@ -4,8 +4,8 @@ A comparison run with several seeds of the whole pipeline (warm start, data, cri
 policy step) gives a paired difference ``d[s, t]`` for every seed ``s`` and held-out task
 ``t``; every seed is evaluated on the same tasks. Three sources move ``mean(d)``:
 
-- the seed (``a[s]``): the training's noise, shared by all of a seed's tasks; on the quick
-  config it moved a method by up to 22 points between seeds;
+- the seed (``a[s]``): the training's noise, shared by all of a seed's tasks (on the quick
+  config, up to 22 points between seeds: docs/results.md);
 - the task (``b[t]``): which tasks happen to be held out, shared by all seeds;
 - the rest (``e[s, t]``).
 

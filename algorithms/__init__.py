@@ -7,7 +7,7 @@ critic inputs, the training loop and its callbacks. Importing this package impor
 """
 
 from algorithms.archer import ArCHer, ArCHerConfig, Transition, build_transitions
-from algorithms.base import Algorithm
+from algorithms.base import Algorithm, NothingToFit, require_items
 from algorithms.batches import Dialogue, DialogueBatch, DialoguePair, TurnPairBatch, TurnPairItem
 from algorithms.behavior_cloning import BehaviorCloning, BehaviorCloningConfig
 from algorithms.callbacks import Callback, EvaluateCallback, StopAfterSteps
@@ -64,6 +64,7 @@ __all__ = [
     "EvaluateCallback",
     "MultiTurnDPO",
     "MultiTurnDPOConfig",
+    "NothingToFit",
     "RejectionFT",
     "RejectionFTConfig",
     "StopAfterSteps",
@@ -91,6 +92,7 @@ __all__ = [
     "last_turn_scores",
     "map_sharded",
     "preference_dataset",
+    "require_items",
     "select_trajectories",
     "sft_loss",
     "soft_update",

@@ -48,7 +48,7 @@ information while the policy never does.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -56,13 +56,22 @@ from typing import Any
 import torch
 from tqdm.auto import tqdm
 
+from agents.loading import load_causal_lm
 from agents.transformers_agent import TransformersAgent
 from algorithms.base import Algorithm
-from algorithms.batches import split_by_lengths
+from algorithms.batches import (
+    ActorBatch,
+    ActorExample,
+    CriticBatch,
+    CriticTrajectory,
+    collate_actor_examples,
+    collate_critic_trajectories,
+    split_by_lengths,
+)
 from algorithms.config import TrainingConfig
 from algorithms.critic_inputs import REFERENCE_HINT, critic_prompt
 from algorithms.distributed import full_state_dict, map_sharded, reshard
-from algorithms.logprobs import TokenizedTurns, turn_logprobs
+from algorithms.logprobs import turn_logprobs
 from algorithms.losses import (
     advantage_weighted_policy_loss,
     double_q_min,
@@ -74,6 +83,7 @@ from algorithms.losses import (
 from algorithms.models import ValueHeadModel, clone_model
 from algorithms.trainer import Stage
 from sweetrl_gym.model_types import CausalLM, Tokenizer
+from sweetrl_gym.processes import process_state
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn
 
 __all__ = [
@@ -111,9 +121,9 @@ class ArCHerConfig(TrainingConfig):
         critic_uses_reference: Append :data:`REFERENCE_HINT` (the ground truth) to the
             critic's system prompt (our choice: off, ArCHer's critic sees what the
             policy sees).
-        critic_model: A hub id or local folder of a causal LM to initialise the critic
-            from (``AutoModelForCausalLM.from_pretrained``, with its own tokenizer);
-            ``None``: a copy of the policy's model (our choice).
+        critic_model: A hub id, local folder or ``"default"`` of a causal LM to initialise
+            the critic from (:func:`agents.loading.load_causal_lm`, with its own
+            tokenizer); ``None``: a copy of the policy's model (our choice).
         normalise_advantages: Standardise the advantages over all of the buffer's turns
             before the actor update (our choice: on). Done once over the whole buffer,
             not per batch: a batch of one turn would always get advantage 0.
@@ -213,112 +223,6 @@ def build_transitions(buffer: Sequence[Trajectory]) -> list[Transition]:
     return transitions
 
 
-@dataclass(frozen=True)
-class CriticTrajectory:
-    """A trajectory as the critic reads it (plain data: stage items hold no tensors).
-
-    Attributes:
-        states: Each turn's state, formatted like the policy's prompt (plus the hint).
-        actions: Each turn's action.
-        rewards: Each turn's reward ``r_t``.
-        dones: Whether each turn is terminal (the last always is).
-        value_actions: Each turn's actions sampled from the policy for ``V``'s target
-            (``value_samples`` per turn); empty: ``V``'s target is read at the buffer's
-            action.
-
-    """
-
-    states: tuple[str, ...]
-    actions: tuple[str, ...]
-    rewards: tuple[float, ...]
-    dones: tuple[bool, ...]
-    value_actions: tuple[tuple[str, ...], ...] = ()
-
-
-@dataclass
-class CriticBatch:
-    """Critic trajectories tokenized, with where each turn's values are read.
-
-    Attributes:
-        tokens: The sequences (one per trajectory, or one per turn where a chat template
-            rewrites history); ``tokens.turn_index`` numbers the turns.
-        state_positions: ``(num_turns, 2)`` ``(row, position)`` of each state's last token.
-        action_positions: ``(num_turns, 2)`` of each action's end-of-turn token.
-        next_turn: ``(num_turns,)`` index of the next turn, ``-1`` where done.
-        rewards: ``(num_turns,)`` rewards.
-        dones: ``(num_turns,)`` 1.0 where done.
-        value_actions: One encoding per sample ``k``: row ``i`` is turn ``i``'s state
-            followed by its ``k``-th sampled action (empty without samples).
-
-    """
-
-    tokens: TokenizedTurns
-    state_positions: torch.Tensor
-    action_positions: torch.Tensor
-    next_turn: torch.Tensor
-    rewards: torch.Tensor
-    dones: torch.Tensor
-    value_actions: tuple[TokenizedTurns, ...] = ()
-
-    @property
-    def size(self) -> int:
-        """Return the number of turns."""
-        return int(self.rewards.shape[0])
-
-    def read(self, model: torch.nn.Module) -> tuple[torch.Tensor, torch.Tensor]:
-        """Return ``model``'s heads at each turn's ``(state + action, state)`` positions."""
-        device = next(model.parameters()).device
-        tokens = self.tokens.to(device)
-        values = model(
-            tokens.input_ids,
-            tokens.attention_mask,
-            torch.cat([self.action_positions, self.state_positions]),
-        )
-        return values[: self.size], values[self.size :]
-
-    def read_value_actions(self, model: torch.nn.Module) -> torch.Tensor:
-        """Return ``model``'s heads at each turn's state + sampled action, ``(turns, K, heads)``.
-
-        One forward per sample, each over the batch's turns: every process makes the
-        same number of calls (a sharded target's collectives line up) and one call's
-        memory is that of one row per turn, whatever ``K``.
-        """
-        device = next(model.parameters()).device
-        values = []
-        for tokens in self.value_actions:
-            tokens = tokens.to(device)
-            values.append(model(tokens.input_ids, tokens.attention_mask))
-        return torch.stack(values, dim=1)
-
-
-@dataclass(frozen=True)
-class ActorExample:
-    """One trajectory for the actor update (one sequence).
-
-    Attributes:
-        prompts: Each turn's prompt in the policy's chat template.
-        actions: Each turn's action.
-        advantages: The critic's ``min(Q1, Q2) - V`` for each turn.
-        weights: What multiplies each turn's log-prob (the advantage, standardised if
-            configured).
-
-    """
-
-    prompts: tuple[str, ...]
-    actions: tuple[str, ...]
-    advantages: tuple[float, ...]
-    weights: tuple[float, ...]
-
-
-@dataclass
-class ActorBatch:
-    """Actor trajectories tokenized, with one weight and advantage per turn."""
-
-    turns: TokenizedTurns
-    weights: torch.Tensor
-    advantages: torch.Tensor
-
-
 class ArCHer(Algorithm):
     """Off-policy ArCHer: an utterance-level Q/V critic by TD learning, then an actor update.
 
@@ -332,8 +236,8 @@ class ArCHer(Algorithm):
         >>> archer.advantages(buffer)      # one advantage per turn
 
     Attributes:
-        critic: The Q1/Q2/V :class:`~algorithms.models.ValueHeadModel` (built on first
-            use).
+        critic: The Q1/Q2/V :class:`~algorithms.models.ValueHeadModel`; ``None`` until
+            :meth:`fit_critic`, :meth:`critic_values` or :meth:`Algorithm.load` builds it.
 
     """
 
@@ -345,42 +249,36 @@ class ArCHer(Algorithm):
         self, policy: TransformersAgent, config: ArCHerConfig | None = None, **kwargs: Any
     ):
         super().__init__(policy, config, **kwargs)
-        self._critic: ValueHeadModel | None = None
+        self.critic: ValueHeadModel | None = None
         self._critic_tokenizer: Tokenizer | None = None
         self._target: Any = None
 
     # -- the critic --------------------------------------------------------------------
 
-    @property
-    def critic(self) -> ValueHeadModel:
-        """The critic (Q1, Q2 and V heads), built from the policy or ``critic_model``."""
-        if self._critic is None:
+    def _ensure_critic(self) -> ValueHeadModel:
+        """Build the critic (Q1, Q2 and V heads) the first time; return it."""
+        if self.critic is None:
             if self.config.lora_rank:
                 raise ValueError(
                     "ArCHer trains full critics: set lora_rank=0 for it (SWEET-RL, MT-DPO and "
                     "RFT take LoRA)"
                 )
-            if self.config.critic_model is None:
-                lm = clone_model(self.policy.model)
-            else:
-                from transformers import AutoModelForCausalLM
+            self.critic = self._new_critic(self.config.critic_model)
+        return self.critic
 
-                lm = AutoModelForCausalLM.from_pretrained(self.config.critic_model)
-                lm.to(next(self.policy.model.parameters()).device)
-            self._critic = ValueHeadModel(lm, num_heads=3)
-        return self._critic
+    def _new_critic(self, source: str | Path | None) -> ValueHeadModel:
+        """Return a critic on a copy of the policy's model (``None``) or on the LM at ``source``."""
+        if source is None:
+            lm = clone_model(self.policy.model)
+        else:
+            lm, self._critic_tokenizer = load_causal_lm(source, what="critic_model")
+            lm.to(_device(self.policy.model))
+        return ValueHeadModel(lm, num_heads=3)
 
     @property
     def critic_tokenizer(self) -> Tokenizer:
-        """The critic's tokenizer: the policy's, or ``critic_model``'s own."""
-        if self._critic_tokenizer is None:
-            if self.config.critic_model is None:
-                self._critic_tokenizer = self.policy.tokenizer
-            else:
-                from transformers import AutoTokenizer
-
-                self._critic_tokenizer = AutoTokenizer.from_pretrained(self.config.critic_model)
-        return self._critic_tokenizer
+        """The critic's tokenizer: the policy's, or ``critic_model``'s own once it is loaded."""
+        return self.policy.tokenizer if self._critic_tokenizer is None else self._critic_tokenizer
 
     def critic_inputs(self, buffer: Sequence[Trajectory]) -> list[str]:
         """Return each turn's state as the critic reads it (``V``'s input), in turn order.
@@ -411,7 +309,7 @@ class ArCHer(Algorithm):
                 # so new samples would only average more draws of the same pi, at the
                 # price of a generation pass (the slowest part on a CPU) per epoch. The
                 # moving target still scores them afresh at every step.
-                self.critic  # noqa: B018 - a bad setting fails before the sampling
+                self._ensure_critic()  # a bad setting fails before the sampling
                 sampled = self.trainer.cached(
                     "archer_value_actions", lambda: self.sample_value_actions(buffer)
                 )
@@ -443,7 +341,7 @@ class ArCHer(Algorithm):
             bar = tqdm(
                 total=len(turns),
                 desc="value actions",
-                disable=not (self.config.progress and accelerator.is_main_process),
+                disable=not (self.config.progress and process_state().is_main_process),
             )
 
             def sample(chunk: list[Turn]) -> list[list[str]]:
@@ -475,12 +373,13 @@ class ArCHer(Algorithm):
 
         """
         items = self._critic_items(buffer)
-        critic = self.critic
+        critic = self._ensure_critic()
+        collate = self._collate_critic()
         was_training = critic.training
         critic.eval()
 
         def compute(chunk: list[CriticTrajectory]) -> list[list[list[float]]]:
-            batch = self._collate_critic(chunk)
+            batch = collate(chunk)
             q, v = batch.read(critic)
             rows = torch.stack([q[:, _Q1], q[:, _Q2], v[:, _V]], 1).float().tolist()
             return split_by_lengths(rows, [len(item.actions) for item in chunk])
@@ -517,46 +416,16 @@ class ArCHer(Algorithm):
             )
         return items
 
-    def _collate_critic(self, batch: Sequence[CriticTrajectory]) -> CriticBatch:
-        tokens = self.encode_dialogues(
-            [(item.states, item.actions) for item in batch], tokenizer=self.critic_tokenizer
-        )
-        counted = (tokens.turn_index >= 0).nonzero()  # (row, position), positions ascending
-        turn = tokens.turn_index[counted[:, 0], counted[:, 1]]
-        first = torch.full((tokens.num_turns,), tokens.input_ids.shape[1], dtype=torch.long)
-        first = first.scatter_reduce(0, turn, counted[:, 1], reduce="amin")
-        last = torch.zeros(tokens.num_turns, dtype=torch.long)
-        last = last.scatter_reduce(0, turn, counted[:, 1], reduce="amax")
-        row = torch.zeros(tokens.num_turns, dtype=torch.long).scatter(0, turn, counted[:, 0])
-        dones = [done for item in batch for done in item.dones]
-        states = [state for item in batch for state in item.states]
-        sampled = [actions for item in batch for actions in item.value_actions]
-        value_actions: tuple[TokenizedTurns, ...] = ()
-        if sampled:
-            samples = len(sampled[0])
-            if len(sampled) != len(states) or any(len(a) != samples for a in sampled):
-                raise ValueError(
-                    f"every turn needs the same number of sampled actions; got "
-                    f"{sorted({len(a) for a in sampled})} for {len(states)} turns"
-                )
-            value_actions = tuple(
-                self.encode(states, [a[k] for a in sampled], tokenizer=self.critic_tokenizer)
-                for k in range(samples)
-            )
-        return CriticBatch(
-            tokens=tokens,
-            state_positions=torch.stack([row, first - 1], 1),
-            action_positions=torch.stack([row, last], 1),
-            next_turn=torch.tensor(
-                [-1 if done else k + 1 for k, done in enumerate(dones)], dtype=torch.long
-            ),
-            rewards=torch.tensor([r for item in batch for r in item.rewards], dtype=torch.float32),
-            dones=torch.tensor(dones, dtype=torch.float32),
-            value_actions=value_actions,
+    def _collate_critic(self) -> Callable[[Sequence[CriticTrajectory]], CriticBatch]:
+        """Return the critic's collate step, with the critic's tokenizer."""
+        tokenizer = self.critic_tokenizer
+        return collate_critic_trajectories(
+            lambda dialogues: self.encode_dialogues(dialogues, tokenizer=tokenizer),
+            lambda states, actions: self.encode(states, actions, tokenizer=tokenizer),
         )
 
     def _critic_stage(self, items: list[CriticTrajectory]) -> Stage:
-        critic = self.critic
+        critic = self._ensure_critic()
         # The target starts as a copy of the critic; made before ``prepare`` (a sharded
         # module cannot be deep-copied) and sharded like the critic in ``setup``.
         target = clone_model(critic)
@@ -589,7 +458,7 @@ class ArCHer(Algorithm):
             save=lambda trained, state, directory: trained.save(state, directory),
             load=lambda directory: critic.load(directory),
             batch_size=self.config.critic_batch_size,
-            collate=self._collate_critic,
+            collate=self._collate_critic(),
             setup=setup,
             on_step=polyak,
             weigh=lambda batch: float(batch.size),  # a mean over turns
@@ -648,22 +517,20 @@ class ArCHer(Algorithm):
                 split_by_lengths(weights.tolist(), lengths),
             )
         ]
-        stage = self._policy_stage("policy", items, self._policy_loss, self._collate_actor)
-        # A mean over action tokens (see _policy_loss): weigh processes by their tokens.
-        stage.weigh = lambda batch: float(batch.turns.action_mask.sum())
+        stage = self._policy_stage(
+            "policy",
+            items,
+            self._policy_loss,
+            collate_actor_examples(self.encode_dialogues),
+            # A mean over action tokens (see _policy_loss): weigh processes by their tokens.
+            weigh=lambda batch: float(batch.turns.action_mask.sum()),
+        )
         policy_metrics = self._run_stage(stage)
         return {
             **critic_metrics,
             **policy_metrics,
             "critic/num_transitions": float(sum(lengths)),
         }
-
-    def _collate_actor(self, batch: Sequence[ActorExample]) -> ActorBatch:
-        return ActorBatch(
-            turns=self.encode_dialogues([(e.prompts, e.actions) for e in batch]),
-            weights=torch.tensor([w for e in batch for w in e.weights], dtype=torch.float32),
-            advantages=torch.tensor([a for e in batch for a in e.advantages], dtype=torch.float32),
-        )
 
     def _policy_loss(
         self, model: CausalLM, batch: ActorBatch
@@ -681,12 +548,12 @@ class ArCHer(Algorithm):
     # -- persistence -------------------------------------------------------------------
 
     def _save_components(self, directory: Path, main: bool) -> None:
-        if self._critic is None:
+        if self.critic is None:
             return
-        state = full_state_dict(self._critic)
+        state = full_state_dict(self.critic)
         if not main:
             return
-        self._critic.save(state, directory / "critic")
+        self.critic.save(state, directory / "critic")
         if self.config.critic_model is not None:
             self.critic_tokenizer.save_pretrained(str(directory / "critic" / "lm"))
 
@@ -694,17 +561,10 @@ class ArCHer(Algorithm):
         saved = directory / "critic"
         if not saved.exists():
             return
-        if self.config.critic_model is None:
-            lm = clone_model(self.policy.model)
-        else:  # the saved copy: the original path may not exist where this is loaded
-            from transformers import AutoModelForCausalLM, AutoTokenizer
-
-            lm = AutoModelForCausalLM.from_pretrained(str(saved / "lm"))
-            lm.to(next(self.policy.model.parameters()).device)
-            self._critic_tokenizer = AutoTokenizer.from_pretrained(str(saved / "lm"))
-        critic = ValueHeadModel(lm, num_heads=3)
+        # The saved copy of critic_model: the original may not exist where this is loaded.
+        critic = self._new_critic(None if self.config.critic_model is None else saved / "lm")
         critic.load(saved)
-        self._critic = critic
+        self.critic = critic
 
 
 def _device(model: torch.nn.Module) -> torch.device:

@@ -10,18 +10,19 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, ClassVar
 
 import torch
 
+from agents.loading import load_causal_lm, load_model, load_tokenizer
 from agents.transformers_agent import TransformersAgent
 from algorithms.batches import Dialogue, split_by_lengths
 from algorithms.callbacks import Callback
 from algorithms.config import TrainingConfig
-from algorithms.distributed import full_state_dict, is_main_process, map_sharded, wait
+from algorithms.distributed import full_state_dict, map_sharded
 from algorithms.logger import MetricsLogger
 from algorithms.logprobs import TokenizedTurns, encode_dialogues, encode_turns, turn_logprobs
 from algorithms.lora import (
@@ -36,14 +37,38 @@ from algorithms.models import load_weights, save_causal_lm
 from algorithms.run_directory import RunDirectory, fingerprint
 from algorithms.trainer import Stage, Trainer
 from sweetrl_gym.model_types import CausalLM, Tokenizer
+from sweetrl_gym.processes import process_state
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn
 
-__all__ = ["Algorithm"]
+__all__ = ["Algorithm", "NothingToFit", "require_items"]
 
 _FORMAT = "sweetrl-gym/algorithm/v1"
 _AGENT_SETTINGS = ("system_prompt", "temperature", "top_p", "max_new_tokens", "batch_size", "seed")
 # Settings that change where or how visibly a run happens, not what it computes.
 _RUN_ONLY_SETTINGS = ("output_dir", "progress", "save_steps", "logging_steps", "report_to")
+
+
+class NothingToFit(ValueError):
+    """The buffer gives this method nothing to learn from (no pair, no success, ...).
+
+    Raised by :func:`require_items` alone, so that a comparison can skip the method on
+    it and fail on any other error of a fit. A ``ValueError``, as these were before.
+    """
+
+
+def require_items(items: Sized, reason: str) -> None:
+    """Raise :class:`NothingToFit` with ``reason`` if ``items`` is empty.
+
+    Args:
+        items: What the method learns from (trajectories, pairs, ...).
+        reason: What is missing and what to do about it.
+
+    Raises:
+        NothingToFit: If ``items`` is empty.
+
+    """
+    if not len(items):
+        raise NothingToFit(reason)
 
 
 class Algorithm(ABC):
@@ -139,13 +164,12 @@ class Algorithm(ABC):
 
         Raises:
             TypeError: If ``buffer`` holds something other than trajectories.
-            ValueError: If the buffer has nothing this algorithm can learn from.
+            NothingToFit: If the buffer has nothing this algorithm can learn from.
             FileExistsError: If ``output_dir`` holds a run and ``resume`` is false.
 
         """
         buffer = buffer if isinstance(buffer, TrajectoryBuffer) else TrajectoryBuffer(buffer)
-        if not len(buffer):
-            raise ValueError("the buffer is empty; collect trajectories first (agents.collect)")
+        require_items(buffer, "the buffer is empty; collect trajectories first (agents.collect)")
         self.stopped = False
         self._setup_lora()
         data = [t.to_dict() for t in buffer]
@@ -185,7 +209,7 @@ class Algorithm(ABC):
             algorithm=self.name,
             data_fingerprint=fingerprint([settings, self.policy.name, data]),
             resume=resume,
-            is_main=is_main_process(),
+            is_main=process_state().is_main_process,
         )
         logger = MetricsLogger(
             run.tensorboard_dir,
@@ -250,9 +274,19 @@ class Algorithm(ABC):
         return metrics
 
     def _policy_stage(
-        self, name: str, items: Sequence[Any], loss: Any, collate: Any = None
+        self,
+        name: str,
+        items: Sequence[Any],
+        loss: Any,
+        collate: Any = None,
+        *,
+        weigh: Callable[[Any], float] | None = None,
+        length: Callable[[Any], int] | None = None,
     ) -> Stage:
-        """Return a stage that trains the policy's model (its adapter, with LoRA)."""
+        """Return a stage that trains the policy's model (its adapter, with LoRA).
+
+        ``weigh`` and ``length`` are the :class:`~algorithms.trainer.Stage` fields.
+        """
         model = self.policy.model
         if is_peft_model(model):
             model.set_adapter(POLICY_ADAPTER)
@@ -274,6 +308,8 @@ class Algorithm(ABC):
             save=save,
             load=load,
             collate=collate,
+            weigh=weigh,
+            length=length,
         )
 
     def policy_reference(self) -> Any:
@@ -368,7 +404,7 @@ class Algorithm(ABC):
 
         """
         directory = Path(directory)
-        main = is_main_process()
+        main = process_state().is_main_process
         if main:
             directory.mkdir(parents=True, exist_ok=True)
         model = self.policy.model
@@ -395,7 +431,7 @@ class Algorithm(ABC):
             (directory / "algorithm.json").write_text(
                 json.dumps(record, indent=2, sort_keys=True) + "\n"
             )
-        wait()
+        process_state().wait_for_everyone()
         return directory
 
     @classmethod
@@ -413,8 +449,6 @@ class Algorithm(ABC):
             ValueError: If the file is of another algorithm or format.
 
         """
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-
         directory = Path(directory)
         path = directory / "algorithm.json"
         if not path.exists():
@@ -429,9 +463,9 @@ class Algorithm(ABC):
             raise ValueError(f"{directory} holds a {klass.__name__}, not a {cls.__name__}")
         if (directory / "policy" / "adapter_config.json").exists():
             model = _load_lora_policy(directory, record)
+            tokenizer = load_tokenizer(directory / "policy", what="saved policy")
         else:
-            model = AutoModelForCausalLM.from_pretrained(str(directory / "policy"))
-        tokenizer = AutoTokenizer.from_pretrained(str(directory / "policy"))
+            model, tokenizer = load_causal_lm(directory / "policy", what="saved policy")
         policy = TransformersAgent(model, tokenizer, device=device, **record["agent"])
         algorithm = klass(
             policy, klass.config_class.from_dict(record["config"]), callbacks=callbacks
@@ -490,11 +524,10 @@ def _save_merged(model: CausalLM, directory: Path) -> None:
 
 def _load_lora_policy(directory: Path, record: Mapping[str, Any]) -> CausalLM:
     from peft import PeftModel
-    from transformers import AutoModelForCausalLM
 
     base_name = record.get("base_model", "base")
     base_path = str(directory / "base") if base_name == "base" else base_name
-    base = AutoModelForCausalLM.from_pretrained(base_path)
+    base = load_model(base_path, what="saved policy's base model")
     return PeftModel.from_pretrained(
         base, str(directory / "policy"), adapter_name=POLICY_ADAPTER, is_trainable=True
     )

@@ -1,4 +1,4 @@
-"""Typed training items and the collate steps that tokenize them.
+"""Typed training items and the collate steps that tokenize them (every algorithm's).
 
 Items are plain data (strings and floats), so they can be cached as JSON in the run
 directory and resumed; a stage's ``collate`` turns a list of items into one tokenized
@@ -20,11 +20,17 @@ import torch
 from algorithms.logprobs import TokenizedTurns
 
 __all__ = [
+    "ActorBatch",
+    "ActorExample",
+    "CriticBatch",
+    "CriticTrajectory",
     "Dialogue",
     "DialogueBatch",
     "DialoguePair",
     "TurnPairBatch",
     "TurnPairItem",
+    "collate_actor_examples",
+    "collate_critic_trajectories",
     "collate_dialogue_pairs",
     "collate_dialogues",
     "collate_turn_pairs",
@@ -148,6 +154,112 @@ class TurnPairBatch:
         return int(self.reference_chosen.shape[0])
 
 
+@dataclass(frozen=True)
+class CriticTrajectory:
+    """A trajectory as ArCHer's critic reads it (plain data: stage items hold no tensors).
+
+    Attributes:
+        states: Each turn's state, formatted like the policy's prompt (plus the hint).
+        actions: Each turn's action.
+        rewards: Each turn's reward ``r_t``.
+        dones: Whether each turn is terminal (the last always is).
+        value_actions: Each turn's actions sampled from the policy for ``V``'s target
+            (``value_samples`` per turn); empty: ``V``'s target is read at the buffer's
+            action.
+
+    """
+
+    states: tuple[str, ...]
+    actions: tuple[str, ...]
+    rewards: tuple[float, ...]
+    dones: tuple[bool, ...]
+    value_actions: tuple[tuple[str, ...], ...] = ()
+
+
+@dataclass
+class CriticBatch:
+    """Critic trajectories tokenized, with where each turn's values are read.
+
+    Attributes:
+        tokens: The sequences (one per trajectory, or one per turn where a chat template
+            rewrites history); ``tokens.turn_index`` numbers the turns.
+        state_positions: ``(num_turns, 2)`` ``(row, position)`` of each state's last token.
+        action_positions: ``(num_turns, 2)`` of each action's end-of-turn token.
+        next_turn: ``(num_turns,)`` index of the next turn, ``-1`` where done.
+        rewards: ``(num_turns,)`` rewards.
+        dones: ``(num_turns,)`` 1.0 where done.
+        value_actions: One encoding per sample ``k``: row ``i`` is turn ``i``'s state
+            followed by its ``k``-th sampled action (empty without samples).
+
+    """
+
+    tokens: TokenizedTurns
+    state_positions: torch.Tensor
+    action_positions: torch.Tensor
+    next_turn: torch.Tensor
+    rewards: torch.Tensor
+    dones: torch.Tensor
+    value_actions: tuple[TokenizedTurns, ...] = ()
+
+    @property
+    def size(self) -> int:
+        """Return the number of turns."""
+        return int(self.rewards.shape[0])
+
+    def read(self, model: torch.nn.Module) -> tuple[torch.Tensor, torch.Tensor]:
+        """Return ``model``'s heads at each turn's ``(state + action, state)`` positions."""
+        device = next(model.parameters()).device
+        tokens = self.tokens.to(device)
+        values = model(
+            tokens.input_ids,
+            tokens.attention_mask,
+            torch.cat([self.action_positions, self.state_positions]),
+        )
+        return values[: self.size], values[self.size :]
+
+    def read_value_actions(self, model: torch.nn.Module) -> torch.Tensor:
+        """Return ``model``'s heads at each turn's state + sampled action, ``(turns, K, heads)``.
+
+        One forward per sample, each over the batch's turns: every process makes the
+        same number of calls (a sharded target's collectives line up) and one call's
+        memory is that of one row per turn, whatever ``K``.
+        """
+        device = next(model.parameters()).device
+        values = []
+        for tokens in self.value_actions:
+            tokens = tokens.to(device)
+            values.append(model(tokens.input_ids, tokens.attention_mask))
+        return torch.stack(values, dim=1)
+
+
+@dataclass(frozen=True)
+class ActorExample:
+    """One trajectory for ArCHer's actor update (one sequence).
+
+    Attributes:
+        prompts: Each turn's prompt in the policy's chat template.
+        actions: Each turn's action.
+        advantages: The critic's ``min(Q1, Q2) - V`` for each turn.
+        weights: What multiplies each turn's log-prob (the advantage, standardised if
+            configured).
+
+    """
+
+    prompts: tuple[str, ...]
+    actions: tuple[str, ...]
+    advantages: tuple[float, ...]
+    weights: tuple[float, ...]
+
+
+@dataclass
+class ActorBatch:
+    """Actor trajectories tokenized, with one weight and advantage per turn."""
+
+    turns: TokenizedTurns
+    weights: torch.Tensor
+    advantages: torch.Tensor
+
+
 def collate_dialogues(
     encode: Callable[[Sequence[tuple[Sequence[str], Sequence[str]]]], TokenizedTurns],
 ) -> Callable[[Sequence[Dialogue]], DialogueBatch]:
@@ -191,6 +303,75 @@ def collate_turn_pairs(
             turns=encode(prompts * 2, actions),
             reference_chosen=torch.tensor([p.reference_chosen for p in pairs]),
             reference_rejected=torch.tensor([p.reference_rejected for p in pairs]),
+        )
+
+    return collate
+
+
+def collate_critic_trajectories(
+    encode_dialogues: Callable[[Sequence[tuple[Sequence[str], Sequence[str]]]], TokenizedTurns],
+    encode: Callable[[Sequence[str], Sequence[str]], TokenizedTurns],
+) -> Callable[[Sequence[CriticTrajectory]], CriticBatch]:
+    """Return a collate step for ArCHer's critic, tokenized with the critic's tokenizer.
+
+    Args:
+        encode_dialogues: Tokenizes whole dialogues, one row each.
+        encode: Tokenizes (state, sampled action) rows.
+
+    """
+
+    def collate(batch: Sequence[CriticTrajectory]) -> CriticBatch:
+        tokens = encode_dialogues([(item.states, item.actions) for item in batch])
+        counted = (tokens.turn_index >= 0).nonzero()  # (row, position), positions ascending
+        turn = tokens.turn_index[counted[:, 0], counted[:, 1]]
+        first = torch.full((tokens.num_turns,), tokens.input_ids.shape[1], dtype=torch.long)
+        first = first.scatter_reduce(0, turn, counted[:, 1], reduce="amin")
+        last = torch.zeros(tokens.num_turns, dtype=torch.long)
+        last = last.scatter_reduce(0, turn, counted[:, 1], reduce="amax")
+        row = torch.zeros(tokens.num_turns, dtype=torch.long).scatter(0, turn, counted[:, 0])
+        dones = [done for item in batch for done in item.dones]
+        return CriticBatch(
+            tokens=tokens,
+            state_positions=torch.stack([row, first - 1], 1),
+            action_positions=torch.stack([row, last], 1),
+            next_turn=torch.tensor(
+                [-1 if done else k + 1 for k, done in enumerate(dones)], dtype=torch.long
+            ),
+            rewards=torch.tensor([r for item in batch for r in item.rewards], dtype=torch.float32),
+            dones=torch.tensor(dones, dtype=torch.float32),
+            value_actions=_encode_value_actions(batch, encode),
+        )
+
+    return collate
+
+
+def _encode_value_actions(
+    batch: Sequence[CriticTrajectory], encode: Callable[[Sequence[str], Sequence[str]], Any]
+) -> tuple[TokenizedTurns, ...]:
+    """One encoding per sample ``k``: each turn's state followed by its ``k``-th action."""
+    states = [state for item in batch for state in item.states]
+    sampled = [actions for item in batch for actions in item.value_actions]
+    if not sampled:
+        return ()
+    samples = len(sampled[0])
+    if len(sampled) != len(states) or any(len(a) != samples for a in sampled):
+        raise ValueError(
+            f"every turn needs the same number of sampled actions; got "
+            f"{sorted({len(a) for a in sampled})} for {len(states)} turns"
+        )
+    return tuple(encode(states, [a[k] for a in sampled]) for k in range(samples))
+
+
+def collate_actor_examples(
+    encode_dialogues: Callable[[Sequence[tuple[Sequence[str], Sequence[str]]]], TokenizedTurns],
+) -> Callable[[Sequence[ActorExample]], ActorBatch]:
+    """Return a collate step for ArCHer's actor: one row per trajectory, weights per turn."""
+
+    def collate(batch: Sequence[ActorExample]) -> ActorBatch:
+        return ActorBatch(
+            turns=encode_dialogues([(e.prompts, e.actions) for e in batch]),
+            weights=torch.tensor([w for e in batch for w in e.weights], dtype=torch.float32),
+            advantages=torch.tensor([a for e in batch for a in e.advantages], dtype=torch.float32),
         )
 
     return collate

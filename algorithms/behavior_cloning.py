@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from algorithms.base import Algorithm
+from algorithms.base import Algorithm, require_items
 from algorithms.batches import Dialogue, DialogueBatch, collate_dialogues
 from algorithms.config import TrainingConfig
 from algorithms.logprobs import token_logprobs
@@ -49,11 +49,12 @@ class BehaviorCloning(Algorithm):
         """Return the trajectories to imitate (here: all of them).
 
         Raises:
-            ValueError: If there are none.
+            NothingToFit: If there are none.
 
         """
-        if not len(buffer):
-            raise ValueError("behaviour cloning needs at least one trajectory; the buffer is empty")
+        require_items(
+            buffer, "behaviour cloning needs at least one trajectory; the buffer is empty"
+        )
         return buffer
 
     def _fit(self, buffer: TrajectoryBuffer) -> dict[str, float]:
@@ -62,10 +63,13 @@ class BehaviorCloning(Algorithm):
             Dialogue(self.policy_prompts(t.turns), [turn.action for turn in t.turns]) for t in kept
         ]
         stage = self._policy_stage(
-            "policy", items, self._loss, collate_dialogues(self.encode_dialogues)
+            "policy",
+            items,
+            self._loss,
+            collate_dialogues(self.encode_dialogues),
+            weigh=lambda batch: float(batch.turns.action_mask.sum()),  # a token mean
+            length=Dialogue.text_length,
         )
-        stage.weigh = lambda batch: float(batch.turns.action_mask.sum())  # a token mean
-        stage.length = Dialogue.text_length
         metrics = self._run_stage(stage)
         return {
             **metrics,

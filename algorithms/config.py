@@ -52,9 +52,8 @@ class TrainingConfig:
             about a third more compute). Needed for 8B models; off is faster on a CPU.
         group_by_length: Batch together training examples of similar length (within
             groups of 32 batches of the shuffled order), so less compute goes to padding
-            (for large batches on a GPU). On the quick config's warm start it cuts the
-            padding from 13% of the tokens to 0.5%, but 2 CPU cores, where per-step
-            costs dominate, ran no faster. ``False`` (default): random batches.
+            (for large batches on a GPU; on a CPU per-step costs dominate and it gains
+            little). ``False`` (default): random batches.
         seed: Seeds data order, sampling and initialisation.
         output_dir: Where checkpoints, TensorBoard logs and stage results go; ``None``
             keeps everything in memory (no resume).

@@ -16,32 +16,17 @@ from typing import Any, TypeVar
 
 import torch
 
+from sweetrl_gym.processes import process_state
+
 __all__ = [
+    "from_main_process",
     "full_state_dict",
-    "is_main_process",
     "map_sharded",
     "reshard",
-    "wait",
 ]
 
 _Item = TypeVar("_Item")
 _Result = TypeVar("_Result")
-
-
-def _state() -> Any:
-    from sweetrl_gym.processes import process_state
-
-    return process_state()
-
-
-def is_main_process() -> bool:
-    """Whether this process is the one that writes files."""
-    return _state().is_main_process
-
-
-def wait() -> None:
-    """Barrier across processes (a no-op with one process)."""
-    _state().wait_for_everyone()
 
 
 def map_sharded(
@@ -75,7 +60,7 @@ def map_sharded(
     items = list(items)
     if not items:
         return []
-    state = _state()
+    state = process_state()
     count, rank = state.num_processes, state.process_index
     share = math.ceil(len(items) / count)
     mine = items[rank * share : (rank + 1) * share]
@@ -123,3 +108,18 @@ def full_state_dict(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     return get_model_state_dict(
         model, options=StateDictOptions(full_state_dict=True, cpu_offload=True)
     )
+
+
+def from_main_process(value: Any) -> Any:
+    """Return the main process's ``value`` on every process (collective when distributed).
+
+    For what every process computes but may not compute alike (a file that one of them
+    wrote meanwhile, a sandbox verdict that timed out on one): they all go on with one.
+    """
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
+        return value
+    box = [value]
+    dist.broadcast_object_list(box, src=0)
+    return box[0]

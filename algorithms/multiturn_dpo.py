@@ -8,7 +8,7 @@ from typing import Any
 
 import torch
 
-from algorithms.base import Algorithm
+from algorithms.base import Algorithm, require_items
 from algorithms.batches import (
     Dialogue,
     DialogueBatch,
@@ -20,7 +20,7 @@ from algorithms.batches import (
 from algorithms.config import TrainingConfig
 from algorithms.logprobs import turn_logprobs
 from algorithms.losses import dpo_loss, trajectory_scores
-from algorithms.pairs import TrajectoryPair, trajectory_pairs
+from algorithms.pairs import TrajectoryPair, no_trajectory_pairs, trajectory_pairs
 from sweetrl_gym.model_types import CausalLM
 from sweetrl_gym.trajectory import TrajectoryBuffer
 
@@ -85,18 +85,19 @@ class MultiTurnDPO(Algorithm):
             success_only=self.config.pair_success_only,
             min_reward_gap=self.config.min_reward_gap,
         )
-        if not pairs:
-            raise ValueError(
-                f"no trajectory pairs in {len(buffer)} trajectories: each task needs a better "
-                f"and a strictly worse episode; collect several samples per task"
-            )
+        require_items(
+            pairs, no_trajectory_pairs(len(buffer), success_only=self.config.pair_success_only)
+        )
         items = from_json(
             DialoguePair, self.trainer.cached("trajectory_pairs", lambda: self._items(pairs))
         )
         stage = self._policy_stage(
-            "policy", items, self._loss, collate_dialogue_pairs(self.encode_dialogues)
+            "policy",
+            items,
+            self._loss,
+            collate_dialogue_pairs(self.encode_dialogues),
+            length=DialoguePair.text_length,
         )
-        stage.length = DialoguePair.text_length
         metrics = self._run_stage(stage)
         return {**metrics, "train/num_pairs": float(len(pairs))}
 

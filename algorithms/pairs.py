@@ -19,6 +19,7 @@ from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer
 __all__ = [
     "TrajectoryPair",
     "TurnPair",
+    "no_trajectory_pairs",
     "preference_dataset",
     "split_pairs",
     "trajectory_pairs",
@@ -64,6 +65,9 @@ class TurnPair:
     rejected_score: float = 0.0
     task_id: str = ""
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "messages", tuple(self.messages))  # a list from JSON
+
     def reversed(self) -> TurnPair:
         """Return the same pair the other way round: ``rejected`` chosen, scores swapped."""
         return dataclasses.replace(
@@ -108,6 +112,22 @@ def trajectory_pairs(
             if best.reward - other.reward > min_reward_gap
         )
     return pairs
+
+
+def no_trajectory_pairs(num_trajectories: int, *, success_only: bool) -> str:
+    """Say why :func:`trajectory_pairs` found no pair in a buffer, and what to do.
+
+    Args:
+        num_trajectories: How many trajectories the buffer holds.
+        success_only: The ``success_only`` the pairs were built with.
+
+    """
+    return (
+        f"no trajectory pairs in {num_trajectories} trajectories: each task needs a better "
+        "and a strictly worse episode"
+        + (" and at least one success (pair_success_only=True)" if success_only else "")
+        + "; collect several samples per task (agents.collect(..., samples_per_task=3))"
+    )
 
 
 def split_pairs(

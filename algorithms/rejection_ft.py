@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from algorithms.base import require_items
 from algorithms.behavior_cloning import BehaviorCloning
 from algorithms.config import TrainingConfig
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer
@@ -83,15 +84,15 @@ class RejectionFT(BehaviorCloning):
         """Return the trajectories that pass ``select`` (see :func:`select_trajectories`).
 
         Raises:
-            ValueError: If none does.
+            NothingToFit: If none does.
 
         """
         kept = select_trajectories(
             buffer, select=self.config.select, min_reward=self.config.min_reward
         )
-        if not len(kept):
-            raise ValueError(
-                f"no trajectory of the {len(buffer)} passes select={self.config.select!r}; "
-                f"collect more (or use select='best_of_k')"
-            )
+        require_items(
+            kept,
+            f"no trajectory of the {len(buffer)} passes select={self.config.select!r}; "
+            "collect more (or use select='best_of_k')",
+        )
         return kept

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from algorithms.distributed import from_main_process
 from sweetrl_gym.atomic_write import write_atomically
 
 __all__ = ["RunDirectory", "fingerprint"]
@@ -81,7 +82,7 @@ class RunDirectory:
         if self.root is None:
             return
         # Every process takes the main process's reading: it writes the file just below.
-        recorded = _from_main_process(self._read() if self.is_main else None)
+        recorded = from_main_process(self._read() if self.is_main else None)
         if recorded is not None and not resume:
             raise FileExistsError(
                 f"{self.root} already holds a run of {recorded.get('algorithm')!r}; pass "
@@ -194,7 +195,7 @@ class RunDirectory:
         if self.root is None:
             return compute()
         path = self.root / "stages" / f"{name}.json"
-        exists = _from_main_process(path.exists())
+        exists = from_main_process(path.exists())
         if not exists:
             result = json.loads(json.dumps(compute()))  # the same values as a re-read
             if self.is_main:
@@ -202,14 +203,3 @@ class RunDirectory:
             wait()
             return result
         return json.loads(path.read_text())
-
-
-def _from_main_process(value: Any) -> Any:
-    """Return the main process's ``value`` on every process (collective when distributed)."""
-    import torch.distributed as dist
-
-    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() == 1:
-        return value
-    box = [value]
-    dist.broadcast_object_list(box, src=0)
-    return box[0]

@@ -46,7 +46,8 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from algorithms.base import Algorithm
+from agents.loading import load_model
+from algorithms.base import Algorithm, require_items
 from algorithms.batches import (
     Dialogue,
     DialogueBatch,
@@ -80,10 +81,18 @@ from algorithms.losses import (
     turn_advantage,
 )
 from algorithms.models import ValueHeadModel, clone_model, load_weights, save_causal_lm
-from algorithms.pairs import TrajectoryPair, TurnPair, split_pairs, trajectory_pairs, turn_pairs
+from algorithms.pairs import (
+    TrajectoryPair,
+    TurnPair,
+    no_trajectory_pairs,
+    split_pairs,
+    trajectory_pairs,
+    turn_pairs,
+)
 from algorithms.trainer import Stage
 from sweetrl_gym.actions import parse_action
 from sweetrl_gym.model_types import CausalLM
+from sweetrl_gym.processes import process_state
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn
 
 __all__ = ["SweetRL", "SweetRLConfig"]
@@ -93,8 +102,16 @@ _CRITIC_ADAPTER = "critic"
 _CRITIC_SCORES = ("turn_sum", "token_mean", "last_turn")
 """Values of :attr:`SweetRLConfig.critic_score`."""
 
-_DROPPED_CANDIDATES = ("truncated_candidates", "answer_candidates", "question_candidates")
-"""Why sampled candidates were left out of the turn pairs (counts in the cached pairs)."""
+_DROPPED_CANDIDATES = {
+    "truncated_candidates": "were cut off at max_new_tokens and dropped, leaving too few "
+    "complete ones; raise candidate_max_new_tokens or set drop_truncated_candidates=False",
+    "answer_candidates": "answered and were dropped (pair_turns='questions'), leaving too few "
+    "questions; raise num_candidates or set pair_turns='all'",
+    "question_candidates": "did not answer and were dropped (pair_turns='answers'), leaving "
+    "too few answers; raise num_candidates or set pair_turns='all'",
+}
+"""Why sampled candidates were left out of the turn pairs (counts in the cached pairs), and
+what to change when that left no pair."""
 
 
 @dataclass(frozen=True)
@@ -128,8 +145,8 @@ class SweetRLConfig(TrainingConfig):
             start is not kept). The value head has no baseline (it ignores this).
         critic_head: ``"log_ratio"`` (the paper's parameterisation) or ``"value"`` (the
             ablation: a scalar head on the critic LM, trained with the same loss).
-        length_normalize: Mean (paper) or summed token log-probs in the advantage; the
-            paper reports that success collapsed to 3.6% without the mean.
+        length_normalize: Mean (paper) or summed token log-probs in the advantage (the
+            paper's ablation without the mean collapsed).
         critic_score: How the critic scores a trajectory for its Bradley–Terry loss
             (and :meth:`SweetRL.critic_accuracy`). ``"turn_sum"`` (default; the paper's
             description): the sum of the per-turn advantages, so each turn weighs the
@@ -145,9 +162,10 @@ class SweetRLConfig(TrainingConfig):
             no per-token values).
         hint_template: How the training-time information is put in words; fields
             name keys of ``Trajectory.reference`` (paper: the ground-truth answer).
-        critic_model: A hub id or local folder of a causal LM to start the critic from
-            (it must use the policy's tokenizer); ``None``: the policy's model (paper;
-            with LoRA, a second adapter on it).
+        critic_model: A hub id, local folder or ``"default"`` of a causal LM to start the
+            critic from (:func:`agents.loading.load_model`; it must use the policy's
+            tokenizer); ``None``: the policy's model (paper; with LoRA, a second adapter
+            on it).
         pair_success_only: Build trajectory pairs only from tasks with a success (paper).
         min_reward_gap: A rejected trajectory must score lower by more than this.
         held_out_fraction: Share of tasks whose pairs are held out to measure the
@@ -167,21 +185,12 @@ class SweetRLConfig(TrainingConfig):
             (paper: 4).
         pair_turns: Which actions make turn-level pairs. ``"all"`` (paper): every
             sampled candidate. ``"questions"``: only the turns where the buffer's episode
-            asked (not answered) get candidates, and candidates that answer (``I WANT TO
-            ANSWER:``) are dropped before scoring, so DPO shapes only what the policy asks
-            and when, and the answer's code is trained only through the context it
-            answers in. With a small policy, DPO on pairs of answers moves the code (in
-            one quick-config run, failures with every fact told rose from 25 to 34).
-            ``candidate_fraction`` is then a share of the question turns. Beware: the
-            decision to answer is then never trained, and a critic that favours more
-            questions teaches the policy to keep asking (on the quick config, 59 of 113
-            episodes ran out of turns without answering). ``"answers"``: the mirror
-            image: only the turns where the buffer's episode answered get candidates, and
-            candidates that do not answer are dropped, so DPO shapes only the answer's
-            content where the policy already answers. The critic sees the reference
-            solution, and on the quick config it ranked two answers in the order of the
-            hidden tests they pass in every pair where they differed, while its ranking of
-            two questions was close to chance (``benchmarks.pair_signal``).
+            asked get candidates, and candidates that answer (``I WANT TO ANSWER:``) are
+            dropped before scoring: DPO shapes only what the policy asks and when, never
+            the decision to answer (a critic that favours questions then teaches the
+            policy to keep asking; see docs/results.md). ``"answers"``: the mirror image,
+            only the turns where the episode answered, only answering candidates: DPO
+            shapes the answer's content where the policy already answers.
 
     """
 
@@ -244,6 +253,22 @@ class SweetRLConfig(TrainingConfig):
             raise ValueError("critic_head='value' needs full fine-tuning (lora_rank=0)")
 
 
+@dataclass(frozen=True)
+class _RankedCandidates:
+    """One selected turn's candidates: those kept, their critic scores, the dropped counts.
+
+    Attributes:
+        candidates: The sampled actions left after dropping (see ``_DROPPED_CANDIDATES``).
+        scores: The critic's score of each.
+        dropped: How many were dropped, by reason (the keys of ``_DROPPED_CANDIDATES``).
+
+    """
+
+    candidates: list[str]
+    scores: list[float]
+    dropped: dict[str, int]
+
+
 class SweetRL(Algorithm):
     """SWEET-RL: an asymmetric critic from trajectory pairs, then DPO on its turn-level pairs.
 
@@ -276,17 +301,9 @@ class SweetRL(Algorithm):
     def _fit(self, buffer: TrajectoryBuffer) -> dict[str, float]:
         # Step 1.
         pairs = self.trajectory_pairs(buffer)
-        if not pairs:
-            raise ValueError(
-                f"no trajectory pairs in {len(buffer)} trajectories: each task needs a better "
-                f"and a strictly worse episode"
-                + (
-                    " and at least one success (pair_success_only=True)"
-                    if self.config.pair_success_only
-                    else ""
-                )
-                + "; collect several samples per task (agents.collect(..., samples_per_task=3))"
-            )
+        require_items(
+            pairs, no_trajectory_pairs(len(buffer), success_only=self.config.pair_success_only)
+        )
         train, held_out = split_pairs(
             pairs, held_out_fraction=self.config.held_out_fraction, seed=self.config.seed
         )
@@ -310,39 +327,12 @@ class SweetRL(Algorithm):
             metrics["critic/heldout_pair_accuracy"] = self.critic_accuracy(held_out)
         self.log_metrics({k: v for k, v in metrics.items() if "accuracy" in k})
         # Steps 3 and 4.
-        pairs_for_policy, dropped = self._candidates(buffer)
-        self.policy_pairs = pairs_for_policy
-        truncated, answers = dropped["truncated_candidates"], dropped["answer_candidates"]
-        questions = dropped["question_candidates"]
-        metrics["train/num_pairs"] = float(len(pairs_for_policy))
-        metrics["train/truncated_candidates"] = float(truncated)
-        metrics["train/answer_candidates"] = float(answers)
-        metrics["train/question_candidates"] = float(questions)
-        if not pairs_for_policy and truncated:
-            raise ValueError(
-                f"no turn-level pairs: {truncated} sampled candidates were cut off at "
-                f"max_new_tokens and dropped, leaving too few complete ones; raise "
-                f"candidate_max_new_tokens or set drop_truncated_candidates=False"
-            )
-        if not pairs_for_policy and answers:
-            raise ValueError(
-                f"no turn-level pairs: {answers} sampled candidates answered and were dropped "
-                f"(pair_turns='questions'), leaving too few questions; raise num_candidates "
-                f"or set pair_turns='all'"
-            )
-        if not pairs_for_policy and questions:
-            raise ValueError(
-                f"no turn-level pairs: {questions} sampled candidates did not answer and were "
-                f"dropped (pair_turns='answers'), leaving too few answers; raise "
-                f"num_candidates or set pair_turns='all'"
-            )
-        if not pairs_for_policy:
-            raise ValueError(
-                "the critic produced no turn-level pairs (every turn's candidates tied); "
-                "raise num_candidates or candidate_temperature"
-            )
+        self.policy_pairs, dropped = self._candidates(buffer)
+        metrics["train/num_pairs"] = float(len(self.policy_pairs))
+        metrics.update({f"train/{key}": float(count) for key, count in dropped.items()})
+        require_items(self.policy_pairs, _no_turn_pairs(dropped))
         # Step 5.
-        metrics.update(self.fit_policy(pairs_for_policy))
+        metrics.update(self.fit_policy(self.policy_pairs))
         return metrics
 
     # -- step 1: trajectory pairs --------------------------------------------------------
@@ -359,25 +349,24 @@ class SweetRL(Algorithm):
 
     # -- step 2: the critic ----------------------------------------------------------------
 
-    def _ensure_critic(self) -> None:
-        """Build the critic (and keep its frozen start) the first time."""
+    def _ensure_critic(self) -> CausalLM | ValueHeadModel:
+        """Build the critic (and keep its frozen start) the first time; return it."""
         if self.critic is not None:
-            return
+            return self.critic
         config = self.config
         if config.critic_model is None and config.lora_rank:
             self.policy.model = add_adapter(self.policy.model, _CRITIC_ADAPTER, config)
             self.critic = self.policy.model  # start = the base, adapters disabled
-            return
+            return self.critic
         if config.critic_model is None:
             lm = clone_model(self.policy.model)  # its start: the policy, until that trains
         else:
-            from transformers import AutoModelForCausalLM
-
-            lm = AutoModelForCausalLM.from_pretrained(config.critic_model)
+            lm = load_model(config.critic_model, what="critic_model")
             lm.to(next(self.policy.model.parameters()).device)
             self._critic_start = clone_model(lm)
             self._critic_start.requires_grad_(False)
         self.critic = ValueHeadModel(lm, 1) if config.critic_head == "value" else lm
+        return self.critic
 
     def _as_critic(self) -> AbstractContextManager[Any]:
         """Activate the critic's adapter (LoRA) for the block."""
@@ -507,12 +496,10 @@ class SweetRL(Algorithm):
             ``critic/`` metrics averaged over the last epoch.
 
         """
-        if not pairs:
-            raise ValueError("fit_critic needs at least one trajectory pair")
+        require_items(pairs, "fit_critic needs at least one trajectory pair")
         with self._session(_pairs_fingerprint(pairs)):
-            self._ensure_critic()
+            critic = self._ensure_critic()
             items = self._critic_items(pairs, "critic_pairs")
-            critic = self.critic
             with self._as_critic():
                 stage = Stage(
                     name="critic",
@@ -707,9 +694,8 @@ class SweetRL(Algorithm):
             data = self.trainer.cached("candidate_pairs", lambda: self._candidate_pairs(turns))
         if isinstance(data, list):  # a run cached before truncated candidates were dropped
             data = {"pairs": data, "truncated_candidates": 0}
-        pairs = [TurnPair(messages=tuple(p.pop("messages")), **p) for p in data["pairs"]]
         dropped = {key: int(data.get(key, 0)) for key in _DROPPED_CANDIDATES}
-        return pairs, dropped
+        return from_json(TurnPair, data["pairs"]), dropped
 
     def _truncated(self, candidates: Sequence[str]) -> list[bool]:
         """Whether each candidate was (most likely) cut off at ``max_new_tokens``.
@@ -727,6 +713,7 @@ class SweetRL(Algorithm):
         return [len(row) >= limit for row in ids]
 
     def _candidate_pairs(self, turns: list[tuple[Trajectory, Turn]]) -> dict[str, Any]:
+        """Sample, rank and pair the candidates of a share of ``turns`` (JSON, for the cache)."""
         rng = np.random.default_rng([self.config.seed, 3])
         kind = self.config.pair_turns
         if kind != "all":
@@ -735,81 +722,78 @@ class SweetRL(Algorithm):
                 for t, turn in turns
                 if parse_action(turn.action).is_answer == (kind == "answers")
             ]
-            if not turns:
-                raise ValueError(
-                    f"pair_turns={kind!r} but no turn of the buffer "
-                    + (
-                        "answers"
-                        if kind == "answers"
-                        else "asks a question (every episode answered at once)"
-                    )
-                    + "; set pair_turns='all'"
+            require_items(
+                turns,
+                f"pair_turns={kind!r} but no turn of the buffer "
+                + (
+                    "answers"
+                    if kind == "answers"
+                    else "asks a question (every episode answered at once)"
                 )
+                + "; set pair_turns='all'",
+            )
         count = min(len(turns), max(1, round(self.config.candidate_fraction * len(turns))))
         selected = [turns[i] for i in sorted(rng.choice(len(turns), size=count, replace=False))]
         bar = tqdm(
             total=len(selected),
             desc="candidates",
-            disable=not (self.config.progress and self.trainer.accelerator.is_main_process),
+            disable=not (self.config.progress and process_state().is_main_process),
         )
 
-        def unwanted(row: list[str]) -> tuple[list[bool], list[bool], list[bool]]:
-            """Which candidates are cut off, and which are of the kind that does not pair."""
-            cut = self._truncated(row) if self.config.drop_truncated_candidates else []
-            answering = [parse_action(c).is_answer for c in row]
-            answers = [kind == "questions" and a for a in answering]
-            questions = [kind == "answers" and not a for a in answering]
-            return cut or [False] * len(row), answers, questions
-
-        def sample_and_score(chunk: list[tuple[Trajectory, Turn]]) -> list[list[Any]]:
-            prompts = self.policy_prompts([turn for _, turn in chunk])
-            with self._as_policy():
-                sampled = self.policy.generate(
-                    prompts,
-                    n=self.config.num_candidates,
-                    temperature=self.config.candidate_temperature,
-                    max_new_tokens=self.config.candidate_max_new_tokens,
-                )
-            # Trained on, a cut-off candidate gets the end token: it would teach the policy
-            # to stop mid-answer. Dropped before scoring, it costs nothing.
-            flags = [unwanted(row) for row in sampled]
-            kept = [
-                [c for c, *drop in zip(row, *row_flags) if not any(drop)]
-                for row, row_flags in zip(sampled, flags)
-            ]
-            scores = self._score_turns(
-                [(turn.messages, t.reference, c) for (t, turn), c in zip(chunk, kept)]
-            )
+        def rank(chunk: list[tuple[Trajectory, Turn]]) -> list[_RankedCandidates]:
+            ranked = self._rank_candidates(chunk)
             bar.update(len(chunk) * self.trainer.accelerator.num_processes)
-            return [[c, s, *map(sum, row_flags)] for c, s, row_flags in zip(kept, scores, flags)]
+            return ranked
 
-        ranked = map_sharded(selected, sample_and_score, batch_size=self.policy.batch_size)
+        ranked = map_sharded(selected, rank, batch_size=self.policy.batch_size)
         bar.close()
         pairs = []
-        for (trajectory, turn), (candidates, scores, *_) in zip(selected, ranked):
+        for (trajectory, turn), row in zip(selected, ranked):
             pairs += turn_pairs(
                 turn.messages,
-                candidates,
-                scores,
+                row.candidates,
+                row.scores,
                 num_pairs=self.config.pairs_per_turn,
                 rng=rng,
                 task_id=trajectory.task_id,
             )
+        dropped = {key: sum(row.dropped[key] for row in ranked) for key in _DROPPED_CANDIDATES}
+        return {"pairs": to_json(pairs), **dropped}
+
+    def _rank_candidates(self, chunk: list[tuple[Trajectory, Turn]]) -> list[_RankedCandidates]:
+        """Sample each turn's candidates, drop the unwanted ones, score the rest with the critic."""
+        prompts = self.policy_prompts([turn for _, turn in chunk])
+        with self._as_policy():
+            sampled = self.policy.generate(
+                prompts,
+                n=self.config.num_candidates,
+                temperature=self.config.candidate_temperature,
+                max_new_tokens=self.config.candidate_max_new_tokens,
+            )
+        # Trained on, a cut-off candidate gets the end token: it would teach the policy to
+        # stop mid-answer. Dropped before scoring, it costs nothing.
+        flags = [self._unwanted(row) for row in sampled]
+        kept = [
+            [c for c, *drop in zip(row, *row_flags.values()) if not any(drop)]
+            for row, row_flags in zip(sampled, flags)
+        ]
+        scores = self._score_turns(
+            [(turn.messages, t.reference, c) for (t, turn), c in zip(chunk, kept)]
+        )
+        return [
+            _RankedCandidates(c, s, {key: sum(drop) for key, drop in row_flags.items()})
+            for c, s, row_flags in zip(kept, scores, flags)
+        ]
+
+    def _unwanted(self, candidates: Sequence[str]) -> dict[str, list[bool]]:
+        """Which candidates are dropped, by reason (the keys of ``_DROPPED_CANDIDATES``)."""
+        kind = self.config.pair_turns
+        cut = self._truncated(candidates) if self.config.drop_truncated_candidates else []
+        answering = [parse_action(c).is_answer for c in candidates]
         return {
-            "pairs": [
-                {
-                    "messages": list(p.messages),
-                    "chosen": p.chosen,
-                    "rejected": p.rejected,
-                    "chosen_score": p.chosen_score,
-                    "rejected_score": p.rejected_score,
-                    "task_id": p.task_id,
-                }
-                for p in pairs
-            ],
-            "truncated_candidates": sum(row[2] for row in ranked),
-            "answer_candidates": sum(row[3] for row in ranked),
-            "question_candidates": sum(row[4] for row in ranked),
+            "truncated_candidates": cut or [False] * len(candidates),
+            "answer_candidates": [kind == "questions" and a for a in answering],
+            "question_candidates": [kind == "answers" and not a for a in answering],
         }
 
     # -- step 5: the policy ----------------------------------------------------------------------
@@ -875,15 +859,17 @@ class SweetRL(Algorithm):
             ``train/`` metrics averaged over the last epoch.
 
         """
-        if not pairs:
-            raise ValueError("fit_policy needs at least one turn pair")
+        require_items(pairs, "fit_policy needs at least one turn pair")
         with self._session([p.__dict__ for p in pairs]):
             items = self._policy_items(pairs)
             self._keep_critic_start()
             stage = self._policy_stage(
-                "policy", items, self._policy_loss, collate_turn_pairs(self.encode)
+                "policy",
+                items,
+                self._policy_loss,
+                collate_turn_pairs(self.encode),
+                length=TurnPairItem.text_length,
             )
-            stage.length = TurnPairItem.text_length
             return self._run_stage(stage)
 
     def _keep_critic_start(self) -> None:
@@ -916,13 +902,12 @@ class SweetRL(Algorithm):
     def _load_components(self, directory: Path) -> None:
         if not (directory / "critic").exists():
             return
+        critic = self._ensure_critic()
         if self.config.critic_model is None and self.config.lora_rank:
-            self._ensure_critic()
-            load_adapter_weights(self.critic, _CRITIC_ADAPTER, directory / "critic")
+            load_adapter_weights(critic, _CRITIC_ADAPTER, directory / "critic")
             self.policy.model.set_adapter(POLICY_ADAPTER)
             return
-        self._ensure_critic()
-        _load_critic(self.critic, directory / "critic")
+        _load_critic(critic, directory / "critic")
         if (directory / "critic_start").exists():
             if self._critic_start is None:
                 self._critic_start = clone_model(self.policy.model)
@@ -948,6 +933,17 @@ def _load_critic(model: CausalLM | ValueHeadModel, directory: Path) -> None:
         model.load(directory)
     else:
         load_weights(model, directory)
+
+
+def _no_turn_pairs(dropped: dict[str, int]) -> str:
+    """Say why the candidates gave no turn-level pair, and what to change."""
+    for key, why in _DROPPED_CANDIDATES.items():
+        if dropped[key]:
+            return f"no turn-level pairs: {dropped[key]} sampled candidates {why}"
+    return (
+        "the critic produced no turn-level pairs (every turn's candidates tied); "
+        "raise num_candidates or candidate_temperature"
+    )
 
 
 def _pairs_fingerprint(pairs: Sequence[TrajectoryPair]) -> list[Any]:

@@ -15,7 +15,7 @@ import math
 import warnings
 import zlib
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +28,7 @@ from algorithms.batches import length_grouped_order
 from algorithms.config import TrainingConfig, resolve_mixed_precision
 from algorithms.logger import MetricsLogger
 from algorithms.run_directory import RunDirectory
+from sweetrl_gym.processes import process_state
 
 if TYPE_CHECKING:
     from algorithms.callbacks import Callback
@@ -195,6 +196,63 @@ def restore_forward(model: torch.nn.Module, own_forward: Any) -> None:
         model.forward = own_forward
 
 
+def _ready_for_training(model: torch.nn.Module, name: str, gradient_checkpointing: bool) -> None:
+    """Put ``model`` in training mode, its trainable weights in fp32 (see upcast_trainable)."""
+    if gradient_checkpointing and hasattr(model, "gradient_checkpointing_enable"):
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    model.train()
+    if not any(p.requires_grad for p in model.parameters()):
+        raise ValueError(f"stage {name!r}: the model has no trainable parameters")
+    upcast_trainable(model)
+
+
+class _Sums:
+    """Running sums of named metrics over a count of additions (a window, an epoch)."""
+
+    def __init__(self) -> None:
+        self.sums: dict[str, float] = defaultdict(float)
+        self.count = 0
+
+    def add(self, values: Iterable[tuple[str, float]]) -> None:
+        for key, value in values:
+            self.sums[key] += float(value)
+        self.count += 1
+
+    def mean(self) -> dict[str, float]:
+        return {key: value / self.count for key, value in self.sums.items()}
+
+
+@dataclass
+class _StageRun:
+    """A stage being trained: its prepared model and optimiser, and where the loop is.
+
+    Attributes:
+        prepared: The model as ``accelerator.prepare`` returned it.
+        optimizer: AdamW, prepared.
+        scheduler: The learning-rate schedule (not prepared; stepped once per step).
+        trainable: The prepared model's trainable parameters (what is clipped).
+        own_forward: The model's instance ``forward`` before ``prepare`` (see
+            :func:`restore_forward`).
+        batch_size: Items per forward pass per process.
+        steps_per_epoch: Optimizer steps per epoch.
+        total_steps: Optimizer steps of the whole stage.
+        step: Optimizer steps done (a resumed stage starts past 0).
+        bar: The progress bar.
+
+    """
+
+    prepared: torch.nn.Module
+    optimizer: Any
+    scheduler: Any
+    trainable: list[torch.nn.Parameter]
+    own_forward: Any
+    batch_size: int
+    steps_per_epoch: int
+    total_steps: int
+    step: int
+    bar: Any
+
+
 class Trainer:
     """Runs :class:`Stage` objects for one ``fit`` call (made by ``Algorithm.fit``, then closed).
 
@@ -260,27 +318,65 @@ class Trainer:
             return self.run.stage_metrics(stage.name)
         if not stage.items:
             raise ValueError(f"stage {stage.name!r} has no training examples")
+        run = self._start_stage(stage)
+        try:
+            metrics = self._train_epochs(stage, run)
+        finally:
+            run.bar.close()
+            self.logger.flush()
+        self._finish_stage(stage, run, metrics)
+        return metrics
+
+    # -- set-up: the model, the optimiser and its schedule, a checkpoint to resume --------
+
+    def _start_stage(self, stage: Stage) -> _StageRun:
+        """Ready the model, optimiser and schedule, prepared; restore a checkpoint, if any."""
         config, accelerator = self.config, self.accelerator
         model = stage.model
-        if config.gradient_checkpointing and hasattr(model, "gradient_checkpointing_enable"):
-            model.gradient_checkpointing_enable(
-                gradient_checkpointing_kwargs={"use_reentrant": False}
-            )
-        model.train()
-        if not any(p.requires_grad for p in model.parameters()):
-            raise ValueError(f"stage {stage.name!r}: the model has no trainable parameters")
-        upcast_trainable(model)
-        optimizer = make_adamw(
-            [p for p in model.parameters() if p.requires_grad],
-            lr=stage.learning_rate,
-            weight_decay=config.weight_decay,
-        )
+        _ready_for_training(model, stage.name, config.gradient_checkpointing)
         batch_size = stage.batch_size or config.batch_size
         batches = math.ceil(len(stage.items) / (batch_size * accelerator.num_processes))
         steps_per_epoch = math.ceil(batches / config.gradient_accumulation_steps)
         total_steps = steps_per_epoch * stage.num_epochs
+        optimizer, scheduler = self._optimiser(model, stage.learning_rate, total_steps)
+        own_forward = model.__dict__.get("forward")
+        prepared, optimizer = accelerator.prepare(model, optimizer)
+        # FSDP2 swaps in sharded parameters at prepare: clip those, not the originals.
+        trainable = [p for p in prepared.parameters() if p.requires_grad]
+        step = self._resume(stage.name, scheduler)
+        if stage.setup is not None:
+            stage.setup(prepared, accelerator)
+        return _StageRun(
+            prepared=prepared,
+            optimizer=optimizer,
+            scheduler=scheduler,
+            trainable=trainable,
+            own_forward=own_forward,
+            batch_size=batch_size,
+            steps_per_epoch=steps_per_epoch,
+            total_steps=total_steps,
+            step=step,
+            bar=tqdm(
+                total=total_steps,
+                initial=step,
+                desc=stage.name,
+                unit="step",
+                disable=not (config.progress and process_state().is_main_process),
+            ),
+        )
+
+    def _optimiser(
+        self, model: torch.nn.Module, learning_rate: float, total_steps: int
+    ) -> tuple[Any, Any]:
+        """Return AdamW on the trainable parameters and its learning-rate schedule."""
         from transformers import get_scheduler
 
+        config = self.config
+        optimizer = make_adamw(
+            [p for p in model.parameters() if p.requires_grad],
+            lr=learning_rate,
+            weight_decay=config.weight_decay,
+        )
         # Not prepared: accelerate steps a prepared scheduler once per process, N times
         # too fast on N processes. We step it once per optimizer step ourselves.
         scheduler = get_scheduler(
@@ -289,113 +385,124 @@ class Trainer:
             num_warmup_steps=config.warmup_steps,
             num_training_steps=total_steps,
         )
-        own_forward = model.__dict__.get("forward")
-        prepared, optimizer = accelerator.prepare(model, optimizer)
-        # FSDP2 swaps in sharded parameters at prepare: clip those, not the originals.
-        trainable = [p for p in prepared.parameters() if p.requires_grad]
-        step = 0
-        checkpoint = self.run.checkpoint(stage.name)
-        if checkpoint is not None:
-            path, step, self.global_step = checkpoint
-            accelerator.load_state(str(path))
-            with warnings.catch_warnings():  # "step() before optimizer.step()": intended
-                warnings.simplefilter("ignore", UserWarning)
-                for _ in range(step):
-                    scheduler.step()  # schedules are functions of the step: replay them
-        if stage.setup is not None:
-            stage.setup(prepared, accelerator)
-        bar = tqdm(
-            total=total_steps,
-            initial=step,
-            desc=stage.name,
-            unit="step",
-            disable=not (config.progress and accelerator.is_main_process),
-        )
-        epoch_metrics: dict[str, float] = {}
-        try:
-            for epoch in range(step // steps_per_epoch, stage.num_epochs):
-                loader = self._loader(stage, epoch, batch_size)
-                done_in_epoch = step - epoch * steps_per_epoch
-                if done_in_epoch:
-                    loader = accelerator.skip_first_batches(
-                        loader, done_in_epoch * config.gradient_accumulation_steps
-                    )
-                epoch_sums: dict[str, float] = defaultdict(float)
-                epoch_count = 0
-                window: dict[str, float] = defaultdict(float)
-                window_count = 0
-                for items in loader:
-                    batch = stage.collate(items) if stage.collate is not None else items
-                    scale = self._global_mean_scale(stage, batch)
-                    with accelerator.accumulate(prepared):
-                        loss, diagnostics = stage.loss(prepared, batch)
-                        if scale != 1.0:
-                            loss = loss * scale
-                        accelerator.backward(loss)
-                        grad_norm = None
-                        if accelerator.sync_gradients and config.max_grad_norm > 0:
-                            grad_norm = accelerator.clip_grad_norm_(trainable, config.max_grad_norm)
-                        optimizer.step()
-                        optimizer.zero_grad()
-                    window["loss"] += float(loss.detach())
-                    for key, value in diagnostics.items():
-                        window[key] += float(value)
-                    window_count += 1
-                    if not accelerator.sync_gradients:
-                        continue
-                    if not accelerator.optimizer_step_was_skipped:
-                        scheduler.step()
-                    if stage.on_step is not None:
-                        stage.on_step(prepared)
-                    step += 1
-                    self.global_step += 1
-                    averaged = self._reduce({k: v / window_count for k, v in window.items()})
-                    for key, value in averaged.items():
-                        epoch_sums[key] += value
-                    epoch_count += 1
-                    window, window_count = defaultdict(float), 0
-                    averaged["learning_rate"] = scheduler.get_last_lr()[0]
-                    if grad_norm is not None:
-                        averaged["grad_norm"] = float(grad_norm)
-                    logged = {f"{stage.namespace}/{k}": v for k, v in averaged.items()}
-                    if step % config.logging_steps == 0 or step == total_steps:
-                        self.logger.log(logged, self.global_step)
-                    bar.update(1)
-                    bar.set_postfix(loss=f"{averaged['loss']:.4f}")
-                    if any(
-                        cb.on_step(self.algorithm, stage.name, step, logged) is False
-                        for cb in self.callbacks
-                    ):
-                        self.stopped = True
-                    if self.stopped or (
-                        config.save_steps and step % config.save_steps == 0 and step < total_steps
-                    ):
-                        self._checkpoint(stage, step)
-                    if self.stopped:
-                        break
-                if epoch_count:
-                    epoch_metrics = {
-                        f"{stage.namespace}/{k}": v / epoch_count for k, v in epoch_sums.items()
-                    }
-                if self.stopped:
-                    break
-        finally:
-            bar.close()
-            self.logger.flush()
-        trained = accelerator.unwrap_model(prepared, keep_fp32_wrapper=False)
-        restore_forward(trained, own_forward)
+        return optimizer, scheduler
+
+    def _resume(self, name: str, scheduler: Any) -> int:
+        """Restore stage ``name``'s last checkpoint, if any; return its optimizer steps."""
+        checkpoint = self.run.checkpoint(name)
+        if checkpoint is None:
+            return 0
+        path, step, self.global_step = checkpoint
+        self.accelerator.load_state(str(path))
+        with warnings.catch_warnings():  # "step() before optimizer.step()": intended
+            warnings.simplefilter("ignore", UserWarning)
+            for _ in range(step):
+                scheduler.step()  # schedules are functions of the step: replay them
+        return step
+
+    # -- the loop ----------------------------------------------------------------------------
+
+    def _train_epochs(self, stage: Stage, run: _StageRun) -> dict[str, float]:
+        """Train the epochs left; return the last epoch's averaged metrics, namespaced."""
+        metrics: dict[str, float] = {}
+        for epoch in range(run.step // run.steps_per_epoch, stage.num_epochs):
+            epoch_sums = self._train_epoch(stage, run, epoch)
+            if epoch_sums.count:
+                metrics = {f"{stage.namespace}/{k}": v for k, v in epoch_sums.mean().items()}
+            if self.stopped:
+                break
+        return metrics
+
+    def _train_epoch(self, stage: Stage, run: _StageRun, epoch: int) -> _Sums:
+        """Train one epoch (the rest of it, when resumed); return its steps' metric sums."""
+        accumulation = self.config.gradient_accumulation_steps
+        loader = self._loader(stage, epoch, run.batch_size)
+        done_in_epoch = run.step - epoch * run.steps_per_epoch
+        if done_in_epoch:
+            loader = self.accelerator.skip_first_batches(loader, done_in_epoch * accumulation)
+        epoch_sums, window = _Sums(), _Sums()  # window: the batches of one optimizer step
+        for items in loader:
+            loss, diagnostics, grad_norm = self._train_batch(stage, run, items)
+            window.add([("loss", float(loss.detach())), *diagnostics.items()])
+            if not self.accelerator.sync_gradients:
+                continue
+            averaged = self._end_step(stage, run, window)
+            epoch_sums.add(averaged.items())
+            window = _Sums()
+            self._report_step(stage, run, averaged, grad_norm)
+            if self.stopped:
+                break
+        return epoch_sums
+
+    def _train_batch(
+        self, stage: Stage, run: _StageRun, items: list[Any]
+    ) -> tuple[torch.Tensor, dict[str, float], Any]:
+        """Forward, backward and (at the window's end) step; return loss, diagnostics, norm."""
+        config, accelerator = self.config, self.accelerator
+        batch = stage.collate(items) if stage.collate is not None else items
+        scale = self._global_mean_scale(stage, batch)
+        with accelerator.accumulate(run.prepared):
+            loss, diagnostics = stage.loss(run.prepared, batch)
+            if scale != 1.0:
+                loss = loss * scale
+            accelerator.backward(loss)
+            grad_norm = None
+            if accelerator.sync_gradients and config.max_grad_norm > 0:
+                grad_norm = accelerator.clip_grad_norm_(run.trainable, config.max_grad_norm)
+            run.optimizer.step()
+            run.optimizer.zero_grad()
+        return loss, diagnostics, grad_norm
+
+    def _end_step(self, stage: Stage, run: _StageRun, window: _Sums) -> dict[str, float]:
+        """Count an optimizer step; return its batches' metrics averaged across processes."""
+        if not self.accelerator.optimizer_step_was_skipped:
+            run.scheduler.step()
+        if stage.on_step is not None:
+            stage.on_step(run.prepared)
+        run.step += 1
+        self.global_step += 1
+        return self._reduce(window.mean())
+
+    def _report_step(
+        self, stage: Stage, run: _StageRun, averaged: dict[str, float], grad_norm: Any
+    ) -> None:
+        """Log a step, tell the callbacks (one may stop), and checkpoint when it is time."""
+        config = self.config
+        averaged["learning_rate"] = run.scheduler.get_last_lr()[0]
+        if grad_norm is not None:
+            averaged["grad_norm"] = float(grad_norm)
+        logged = {f"{stage.namespace}/{k}": v for k, v in averaged.items()}
+        if run.step % config.logging_steps == 0 or run.step == run.total_steps:
+            self.logger.log(logged, self.global_step)
+        run.bar.update(1)
+        run.bar.set_postfix(loss=f"{averaged['loss']:.4f}")
+        if any(
+            cb.on_step(self.algorithm, stage.name, run.step, logged) is False
+            for cb in self.callbacks
+        ):
+            self.stopped = True
+        due = config.save_steps and run.step % config.save_steps == 0
+        if self.stopped or (due and run.step < run.total_steps):
+            self._checkpoint(stage, run.step)
+
+    # -- the end: the trained model, saved --------------------------------------------------
+
+    def _finish_stage(self, stage: Stage, run: _StageRun, metrics: dict[str, float]) -> None:
+        """Unwrap the trained model; unless stopped, save it and mark the stage done."""
+        accelerator = self.accelerator
+        trained = accelerator.unwrap_model(run.prepared, keep_fp32_wrapper=False)
+        restore_forward(trained, run.own_forward)
         if not self.stopped:
             directory = self.run.stage_dir(stage.name)
             if directory is not None:
-                state = accelerator.get_state_dict(prepared)
-                if accelerator.is_main_process:
+                state = accelerator.get_state_dict(run.prepared)
+                if process_state().is_main_process:
                     stage.save(trained, state, directory / "model")
                 accelerator.wait_for_everyone()
             self.run.progress["global_step"] = self.global_step
-            self.run.mark_done(stage.name, epoch_metrics)
+            self.run.mark_done(stage.name, metrics)
         trained.eval()
         accelerator.free_memory()
-        return epoch_metrics
 
     def _loader(self, stage: Stage, epoch: int, batch_size: int) -> Any:
         """Return this epoch's prepared loader: a seeded permutation, batched, sharded."""

@@ -36,8 +36,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import sweetrl_gym  # noqa: F401 - first: sets OMP_WAIT_POLICY before torch loads
-from benchmarks import experiment_config
-from benchmarks.experiment_config import METHODS, ConfigError, config_names, load_config
+from benchmarks.harness import experiment_config
+from benchmarks.harness.experiment_config import METHODS, ConfigError, config_names, load_config
+from sweetrl_gym.processes import process_state
 
 __all__ = ["UsageError", "build_parser", "describe_error", "main", "make_agent"]
 
@@ -102,8 +103,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "LOCAL_RANK" in os.environ:  # started by accelerate launch / torchrun
             # Fix the process state before any model is placed (PartialState() alone
             # would take a CPU run for a single process).
-            from sweetrl_gym.processes import process_state
-
             process_state()
         return int(args.handler(args) or 0)
     except SystemExit as done:  # --help, or a forwarded script's own exit
@@ -381,7 +380,7 @@ def _load(args: argparse.Namespace, algo: str | None = None) -> dict[str, Any]:
     if args.no_progress:
         overrides.append("training.progress=false")
     name = args.config or getattr(args, "default_config", None)
-    from benchmarks.compare import check_training_settings
+    from benchmarks.harness.compare import check_training_settings
 
     try:
         if name is not None:
@@ -420,7 +419,8 @@ def make_agent(
 
     """
     import agents
-    from benchmarks.compare import build_policy, is_local_path, scripted_agent
+    from agents.loading import is_local_path
+    from benchmarks.harness.policies import build_policy, scripted_agent
 
     frontend = config["env"]["id"] == FRONTEND
     temperature = config["policy"]["eval_temperature" if evaluation else "temperature"]
@@ -473,7 +473,7 @@ def make_agent(
 def _play(args: argparse.Namespace) -> int:
     import gymnasium as gym
 
-    from benchmarks.compare import env_kwargs
+    from benchmarks.harness.compare import env_kwargs
     from sweetrl_gym import format_dialogue
 
     config = _load(args)
@@ -571,7 +571,7 @@ def _outcome(info: dict[str, Any]) -> str:
 
 def _task_count(requested: int, available: int, split: str) -> int:
     """Return how many tasks to play: as asked, or all there are (and say so)."""
-    if requested > available and _is_main():
+    if requested > available and process_state().is_main_process:
         print(
             f"note: {requested} tasks asked for, but the {split} split has {available}: "
             f"playing all {available}",
@@ -582,7 +582,7 @@ def _task_count(requested: int, available: int, split: str) -> int:
 
 def _collect(args: argparse.Namespace) -> int:
     from agents import collect, summarize
-    from benchmarks.compare import env_kwargs
+    from benchmarks.harness.compare import env_kwargs
 
     config = _load(args)
     data = config["data"]
@@ -602,21 +602,21 @@ def _collect(args: argparse.Namespace) -> int:
             env_kwargs=kwargs,
             out=out,
             resume=args.resume,
-            progress=not args.no_progress and _is_main(),
+            progress=not args.no_progress and process_state().is_main_process,
             shard="auto",  # several processes: each plays its share, the main one merges
         )
     except FileExistsError:
         raise FileExistsError(
             f"{out} exists; pass --resume to continue that collection, or choose another --out"
         ) from None
-    if _is_main():
+    if process_state().is_main_process:
         print(f"{len(buffer)} episodes of {num_tasks} {args.split} tasks in {out}")
         _print_metrics(summarize(buffer, seed=config["seed"]))
     return 0
 
 
 def _train(args: argparse.Namespace) -> int:
-    from benchmarks.compare import fit_method, process_state
+    from benchmarks.harness.compare import fit_method
     from sweetrl_gym import TrajectoryBuffer
 
     config = _load(args, algo=args.algo)
@@ -635,7 +635,7 @@ def _train(args: argparse.Namespace) -> int:
             f"{out} holds a training run; pass --resume to continue it, or choose another --out"
         )
     process_state().wait_for_everyone()  # all processes look at run/ before one creates it
-    main_process = _is_main()
+    main_process = process_state().is_main_process
     if main_process:
         print(f"training {args.algo} on {len(buffer)} episodes from {path}")
     record = fit_method(args.algo, config, buffer, out)  # every process: training is collective
@@ -654,16 +654,9 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _is_main() -> bool:
-    """Whether this is the main process (the only one under no launcher)."""
-    from sweetrl_gym.processes import process_state
-
-    return bool(process_state().is_main_process)
-
-
 def _eval(args: argparse.Namespace) -> int:
     from agents import evaluate
-    from benchmarks.compare import env_kwargs
+    from benchmarks.harness.compare import env_kwargs
 
     config = _load(args)
     settings = config["eval"]
@@ -681,10 +674,10 @@ def _eval(args: argparse.Namespace) -> int:
         env_kwargs=kwargs,
         out=args.episodes,
         resume=args.resume,
-        progress=not args.no_progress and _is_main(),
+        progress=not args.no_progress and process_state().is_main_process,
         shard="auto",
     )
-    if not _is_main():  # every process has the same metrics; one reports them
+    if not process_state().is_main_process:  # every process has the same metrics; one reports them
         return 0
     name = args.agent or config["policy"]["model"]
     print(f"{name} on {num_tasks} {args.split} tasks of {config['env']['id']}:")
@@ -705,28 +698,28 @@ def _eval(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from benchmarks.compare import run_comparison
+    from benchmarks.harness.compare import run_comparison
 
     config = _load(args)
     out = Path(args.out or Path("runs") / "compare" / config["name"])
     if config["seeds"]:
-        from benchmarks.pool import render_pooled
-        from benchmarks.seeds import run_seeds
+        from benchmarks.harness.pool import render_pooled
+        from benchmarks.harness.seeds import run_seeds
 
         pooled = run_seeds(config, out, progress=not args.no_progress)
-        if _is_main() and pooled is not None:
+        if process_state().is_main_process and pooled is not None:
             print(f"results: {out / 'pooled.md'}")
             print(render_pooled(pooled), end="")
         return 0
     run_comparison(config, out, progress=not args.no_progress)
-    if not _is_main():
+    if not process_state().is_main_process:
         return 0
     report = out / "results.md"
     print(f"results: {report}")
     if report.is_file():
         text = report.read_text(encoding="utf-8")
         print(_first_table(text) or text)
-        from benchmarks.report import compare_to_baseline
+        from benchmarks.harness.report import compare_to_baseline
 
         results = json.loads((out / "results.json").read_text(encoding="utf-8"))
         for line in compare_to_baseline(results):
@@ -735,7 +728,7 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _pool(args: argparse.Namespace) -> int:
-    from benchmarks.pool import pool_runs, render_pooled, write_pooled
+    from benchmarks.harness.pool import pool_runs, render_pooled, write_pooled
 
     pooled = pool_runs(args.runs)
     print(render_pooled(pooled), end="")
@@ -757,7 +750,7 @@ def _first_table(markdown: str) -> str:
 
 
 def _bench(argv: list[str]) -> int:
-    bench = importlib.import_module("benchmarks.bench")
+    bench = importlib.import_module("benchmarks.speed.bench")
     bench.main(argv)
     return 0
 

@@ -25,8 +25,10 @@ __all__ = [
     "chat_prompt",
     "check_chat_tokenizer",
     "generate_texts",
+    "left_pad",
     "model_device",
     "place_model",
+    "stop_token_ids",
     "weights_identity",
 ]
 
@@ -299,7 +301,7 @@ def generate_texts(
     pad_id = (
         tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     )
-    eos_ids = _eos_ids(model, tokenizer)
+    eos_ids = stop_token_ids(model, tokenizer)
     settings: dict[str, Any] = {"pad_token_id": pad_id, "eos_token_id": eos_ids}
     if streamer is not None:
         settings["streamer"] = streamer
@@ -480,7 +482,7 @@ def _generate_chunk(
     """
     import torch
 
-    input_ids, attention_mask = _left_pad([row.tolist() for row in rows], pad_id, device)
+    input_ids, attention_mask = left_pad([row.tolist() for row in rows], pad_id, device)
     # Room for the whole reply after the prompt: no regrowth on the way.
     past = _new_cache(max_new_tokens) if plain else None
     if cache is not None:
@@ -578,7 +580,7 @@ def _share_prefix(
         return 0
     # Greedy and one token: the prefill alone, leaving the sampling random state as it is.
     greedy = {**settings, "do_sample": False, "temperature": None, "top_p": None, "top_k": None}
-    input_ids, attention_mask = _left_pad([prefix.tolist() for prefix in shared], pad_id, device)
+    input_ids, attention_mask = left_pad([prefix.tolist() for prefix in shared], pad_id, device)
     out = model.generate(
         input_ids=input_ids,
         attention_mask=attention_mask,
@@ -717,15 +719,19 @@ def _keep_row(
     cache._add(tokens[:count], kept)
 
 
-def _eos_ids(model: CausalLM, tokenizer: Tokenizer) -> list[int]:
-    # Chat models often stop on an end-of-turn token listed only in generation_config.
+def stop_token_ids(model: CausalLM, tokenizer: Tokenizer) -> list[int]:
+    """Return the token ids that end a reply: the tokenizer's end of sequence and the model's.
+
+    Chat models often stop on an end-of-turn token listed only in ``generation_config``.
+    """
     configured = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
     ids = list(configured) if isinstance(configured, (list, tuple)) else [configured]
     ids.append(tokenizer.eos_token_id)
     return sorted({i for i in ids if i is not None})
 
 
-def _left_pad(rows: list[list[int]], pad_id: int, device: Any) -> tuple[Any, Any]:
+def left_pad(rows: list[list[int]], pad_id: int, device: Any) -> tuple[Any, Any]:
+    """Return ``(input_ids, attention_mask)`` of token rows padded on the left, on ``device``."""
     import torch
 
     width = max(len(r) for r in rows)

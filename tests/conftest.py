@@ -1,4 +1,4 @@
-"""Shared fixtures: small task sets, a sandbox, no network, the embedded default model."""
+"""Shared fixtures: small task sets, a sandbox, no network, a fake hub, the default model."""
 
 from __future__ import annotations
 
@@ -12,6 +12,32 @@ from sweetrl_gym.sandbox import Sandbox
 from sweetrl_gym.tasks import BackendTask
 from sweetrl_gym.tasks.families import FAMILIES
 from sweetrl_gym.tasks.generator import draft_task
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--exhaustive",
+        action="store_true",
+        help="also run the tests marked exhaustive (`make test-exhaustive`)",
+    )
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "exhaustive: a full check (minutes) that `make test` samples; deselected unless "
+        "--exhaustive is given (`make test-exhaustive`)",
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    """Deselect the exhaustive tests unless ``--exhaustive`` is given."""
+    if config.getoption("--exhaustive"):
+        return
+    exhaustive = [item for item in items if item.get_closest_marker("exhaustive")]
+    if exhaustive:
+        config.hook.pytest_deselected(items=exhaustive)
+        items[:] = [item for item in items if not item.get_closest_marker("exhaustive")]
 
 
 def make_tasks(count: int, seed: int = 0) -> list[BackendTask]:
@@ -51,6 +77,31 @@ def _refuse_network(self, address):
 def no_network(monkeypatch):
     """Make every outgoing IP connection fail for the test (loopback servers included)."""
     monkeypatch.setattr(socket.socket, "connect", _refuse_network)
+
+
+@pytest.fixture
+def fake_hub(monkeypatch):
+    """``from_pretrained`` records its arguments and returns the tiny model (no download).
+
+    Returns the list of ``(name, kwargs)`` calls, the tokenizer's and the model's.
+    """
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from agents.tiny_model import make_tiny_lm
+
+    lm, tokenizer = make_tiny_lm()
+    calls = []
+
+    def fake(result):
+        def from_pretrained(name, **kwargs):
+            calls.append((name, kwargs))
+            return result
+
+        return from_pretrained
+
+    monkeypatch.setattr(AutoModelForCausalLM, "from_pretrained", fake(lm))
+    monkeypatch.setattr(AutoTokenizer, "from_pretrained", fake(tokenizer))
+    return calls
 
 
 @pytest.fixture(scope="session")

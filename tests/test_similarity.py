@@ -360,11 +360,11 @@ def test_rendered_pages_with_the_real_browser():
     assert perceptual_similarity(blue, red) < 0.9
 
 
-# --- benchmarks.similarity_correlation (the pure parts) --------------------------------
+# --- benchmarks.analyses.similarity_correlation (the pure parts) --------------------------------
 
 
 def test_correlations_of_paired_scores():
-    from benchmarks.similarity_correlation import correlations
+    from benchmarks.analyses.similarity_correlation import correlations
 
     assert correlations([1, 2, 3, 4], [2, 4, 6, 8]) == pytest.approx(
         {"pearson": 1.0, "spearman": 1.0, "n": 4}
@@ -383,7 +383,7 @@ def test_correlations_of_paired_scores():
 
 
 def test_perturbations_change_the_page_in_the_named_way():
-    from benchmarks.similarity_correlation import BLANK_PAGE, _builtin_page, perturb
+    from benchmarks.analyses.similarity_correlation import BLANK_PAGE, _builtin_page, perturb
 
     page = _builtin_page("blue")
     variants = perturb(page)

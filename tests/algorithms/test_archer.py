@@ -154,7 +154,8 @@ def test_fit_trains_both_models_and_save_load_round_trips(
         critic_epochs=1,
         critic_batch_size=8,
     )
-    critic_before = _state(archer.critic)
+    assert archer.critic is None  # built by the first step that needs it
+    critic_before = _state(archer._ensure_critic())
     policy_before = _state(tiny_policy.model)
     metrics = archer.fit(shared_buffer)
 
@@ -192,7 +193,7 @@ def test_critic_model_initialises_the_critic_and_is_saved_with_it(tiny_policy, t
     tokenizer.save_pretrained(str(tmp_path / "critic_lm"))
     archer = ArCHer(tiny_policy, critic_model=tmp_path / "critic_lm")
     assert archer.config.critic_model == str(tmp_path / "critic_lm")
-    critic_lm = archer.critic.lm.state_dict()
+    critic_lm = archer._ensure_critic().lm.state_dict()
     for name, tensor in other.state_dict().items():
         assert torch.equal(critic_lm[name], tensor), name
     assert not torch.equal(
@@ -250,7 +251,7 @@ def _min_q(archer: ArCHer, states: list[str], actions: list[str]) -> torch.Tenso
     """``min(Q1, Q2)`` of the critic as it is now, one (state, action) row at a time."""
     rows = encode_turns(archer.critic_tokenizer, states, actions)
     with torch.no_grad():
-        q = archer.critic(rows.input_ids, rows.attention_mask)
+        q = archer._ensure_critic()(rows.input_ids, rows.attention_mask)
     return torch.minimum(q[:, 0], q[:, 1])
 
 

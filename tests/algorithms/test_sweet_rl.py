@@ -8,6 +8,7 @@ import torch
 
 from algorithms import (
     Algorithm,
+    NothingToFit,
     StopAfterSteps,
     SweetRL,
     SweetRLConfig,
@@ -417,7 +418,7 @@ def test_candidates_cut_off_at_max_new_tokens_are_neither_chosen_nor_rejected():
 
 def test_fit_says_so_when_every_candidate_was_cut_off(tiny_policy):
     algo = SweetRL(tiny_policy, **{**SMALL, "drop_truncated_candidates": True, "critic_epochs": 1})
-    with pytest.raises(ValueError, match=r"cut off at max_new_tokens.*drop_truncated_candidates"):
+    with pytest.raises(NothingToFit, match=r"cut off at max_new_tokens.*drop_truncated_candidates"):
         algo.fit(synthetic_buffer(2))  # 8 new tokens: the tiny policy never stops in time
 
 
@@ -462,7 +463,7 @@ def test_turn_pairs_need_a_candidate_of_their_kind(pair_turns, sampled, error):
     _fixed_candidates(policy, sampled, [])
     settings = {**SMALL, "critic_epochs": 1, "num_candidates": 2}
     algo = SweetRL(policy, **settings, pair_turns=pair_turns)
-    with pytest.raises(ValueError, match=rf"{error} and were dropped.*pair_turns='all'"):
+    with pytest.raises(NothingToFit, match=rf"{error} and were dropped.*pair_turns='all'"):
         algo.fit(synthetic_buffer(2))
 
 
@@ -507,3 +508,15 @@ def test_a_policy_step_needs_a_loss():
         SweetRLConfig(dpo_coef=0.0, nll_coef=0.0)
     with pytest.raises(ValueError, match="dpo_coef"):
         SweetRLConfig(dpo_coef=-0.5)
+
+
+def test_critic_model_starts_the_critic_from_a_model_folder(tiny_policy, tmp_path):
+    from tests.tiny_lm import make_tiny_lm
+
+    other, _ = make_tiny_lm(seed=1)
+    other.save_pretrained(str(tmp_path / "critic"))  # no tokenizer: it reads the policy's
+    algo = SweetRL(tiny_policy, **SMALL, critic_model=str(tmp_path / "critic"))
+    critic = algo._ensure_critic()
+    assert critic is algo.critic and critic is algo._ensure_critic()  # built once
+    for name, tensor in other.state_dict().items():
+        assert torch.equal(critic.state_dict()[name], tensor), name

@@ -12,6 +12,7 @@ from algorithms import (
     Callback,
     EvaluateCallback,
     MultiTurnDPOConfig,
+    NothingToFit,
     RejectionFT,
     RejectionFTConfig,
     StopAfterSteps,
@@ -90,6 +91,27 @@ def test_config_round_trips_through_json(tmp_path):
 def test_empty_buffer_is_a_clear_error(tiny_policy):
     with pytest.raises(ValueError, match="buffer is empty"):
         RejectionFT(tiny_policy, **FAST).fit([])
+
+
+@pytest.mark.parametrize(
+    ("name", "kept", "match"),
+    [
+        ("bc", "none", "buffer is empty"),
+        ("rft", "failures", "passes select='success'"),
+        ("mt-dpo", "successes", "no trajectory pairs"),
+        ("sweet-rl", "failures", "no trajectory pairs .* at least one success"),
+        ("archer", "none", "buffer is empty"),
+    ],
+)
+def test_a_buffer_with_nothing_for_a_method_raises_nothing_to_fit(
+    name, kept, match, shared_buffer, tiny_policy, tmp_path
+):
+    keep = {"none": lambda t: False, "failures": lambda t: not t.success}
+    buffer = shared_buffer.filter(keep.get(kept, lambda t: t.success))
+    algorithm = Algorithm.named(name)(tiny_policy, **FAST, output_dir=str(tmp_path))
+    with pytest.raises(NothingToFit, match=match) as raised:
+        algorithm.fit(buffer)
+    assert isinstance(raised.value, ValueError)  # what callers caught before it had a type
 
 
 def test_tensorboard_gets_namespaced_scalars(shared_buffer, tiny_policy, tmp_path):

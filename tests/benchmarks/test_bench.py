@@ -12,7 +12,7 @@ from dataclasses import asdict
 
 import pytest
 
-from benchmarks import bench, env_speed
+from benchmarks.speed import bench, env_speed
 
 SMOKE = ["--tiny", "--scale", "smoke"]
 
@@ -139,13 +139,13 @@ def test_each_scale_gives_every_benchmark_keyword_arguments_its_run_accepts():
     for scale in bench.SCALES.values():
         assert set(scale) == set(bench.BENCHMARKS)
         for name, settings in scale.items():
-            module = importlib.import_module(f"benchmarks.{_MODULES[name]}")
+            module = importlib.import_module(f"benchmarks.speed.{_MODULES[name]}")
             accepted = inspect.signature(module.run).parameters
             assert set(settings) <= set(accepted) - {"out", "agent", "model"}, name
 
 
 def test_the_runners_pass_each_scale_to_run_and_report_the_settings(tmp_path, monkeypatch):
-    from benchmarks import sandbox_speed
+    from benchmarks.speed import sandbox_speed
 
     calls = []
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.cli import main
-from benchmarks.experiment_config import config_names, load_config
+from benchmarks.harness.experiment_config import config_names, load_config
 from sweetrl_gym import TrajectoryBuffer
 
 COMMANDS = ("play", "collect", "train", "eval", "compare", "configs")
@@ -64,7 +64,7 @@ def test_bench_help_is_the_bench_scripts_own(capsys):
 def test_bench_forwards_its_arguments(capsys, monkeypatch):
     seen = []
     fake = types.SimpleNamespace(main=lambda argv: seen.append(argv) or {"rows": []})
-    monkeypatch.setitem(sys.modules, "benchmarks.bench", fake)
+    monkeypatch.setitem(sys.modules, "benchmarks.speed.bench", fake)
     assert run(capsys, "bench", "--scale", "smoke", "--only", "sandbox")[0] == 0
     assert seen == [["--scale", "smoke", "--only", "sandbox"]]
 
@@ -338,7 +338,9 @@ def test_missing_optional_dependency(capsys, monkeypatch):
         import trl  # noqa: F401
 
     monkeypatch.setitem(sys.modules, "trl", None)  # import trl -> ModuleNotFoundError
-    monkeypatch.setitem(sys.modules, "benchmarks.bench", types.SimpleNamespace(main=needs_trl))
+    monkeypatch.setitem(
+        sys.modules, "benchmarks.speed.bench", types.SimpleNamespace(main=needs_trl)
+    )
     code, _, err = run(capsys, "bench")
     assert code == 1
     assert one_error_line(err) == (
@@ -350,6 +352,8 @@ def test_interrupt(capsys, monkeypatch):
     def interrupted(argv):
         raise KeyboardInterrupt
 
-    monkeypatch.setitem(sys.modules, "benchmarks.bench", types.SimpleNamespace(main=interrupted))
+    monkeypatch.setitem(
+        sys.modules, "benchmarks.speed.bench", types.SimpleNamespace(main=interrupted)
+    )
     code, _, err = run(capsys, "bench")
     assert code == 130 and one_error_line(err) == "sweetrl: error: interrupted"

@@ -3,9 +3,11 @@ import re
 
 import pytest
 
+from agents.loading import is_local_path
 from benchmarks.cli import main
-from benchmarks.compare import build_policy, check_training_settings, env_kwargs, is_local_path
-from benchmarks.experiment_config import CONFIG_DIR, ConfigError, config_names, load_config
+from benchmarks.harness.compare import check_training_settings, env_kwargs
+from benchmarks.harness.experiment_config import CONFIG_DIR, ConfigError, config_names, load_config
+from benchmarks.harness.policies import build_policy
 from sweetrl_gym import TrajectoryBuffer
 
 
@@ -150,7 +152,7 @@ def test_a_finished_comparison_takes_more_methods_without_redoing_any(tmp_path):
 def test_controls_rank_sweet_rl_pairs_by_a_coin_or_the_environment():
     from agents import OracleAgent, collect
     from algorithms.pairs import TurnPair
-    from benchmarks.controls import control_pairs
+    from benchmarks.harness.controls import control_pairs
 
     kwargs = env_kwargs(load_config("smoke"), "train")
     buffer = collect("ColBench-Backend-v0", OracleAgent(max_turns=2), 1, env_kwargs=kwargs)
@@ -225,28 +227,6 @@ def test_env_families_and_difficulty_select_the_tasks():
 # -- models: hub ids and local folders -------------------------------------------------------
 
 HUB_ID = "meta-llama/Llama-3.1-8B-Instruct"
-
-
-@pytest.fixture
-def fake_hub(monkeypatch):
-    """``from_pretrained`` records its arguments and returns the tiny model (no download)."""
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    from agents.tiny_model import make_tiny_lm
-
-    lm, tokenizer = make_tiny_lm()
-    calls = []
-
-    def fake(result):
-        def from_pretrained(name, **kwargs):
-            calls.append((name, kwargs))
-            return result
-
-        return from_pretrained
-
-    monkeypatch.setattr(AutoModelForCausalLM, "from_pretrained", fake(lm))
-    monkeypatch.setattr(AutoTokenizer, "from_pretrained", fake(tokenizer))
-    return calls
 
 
 def test_a_hub_id_reaches_from_pretrained_unchanged_with_the_dtype(fake_hub, no_network):
@@ -325,7 +305,7 @@ def test_the_fsdp_config_is_fsdp2_on_8_processes_and_the_paper_configs_name_hub_
 
 
 def test_a_missing_critic_model_path_is_named_before_training(tmp_path):
-    from benchmarks.compare import fit_method
+    from benchmarks.harness.compare import fit_method
     from sweetrl_gym import TrajectoryBuffer
 
     config = load_config("smoke", ["methods.sweet-rl.critic_model='./no-such-critic'"])
@@ -335,8 +315,8 @@ def test_a_missing_critic_model_path_is_named_before_training(tmp_path):
 
 
 def test_warm_start_settings_are_checked_before_any_work():
-    from benchmarks.compare import system_prompt
-    from benchmarks.experiment_config import warm_start_settings
+    from benchmarks.harness.experiment_config import warm_start_settings
+    from benchmarks.harness.policies import system_prompt
 
     config = load_config("quick")
     assert config["warm_start"]["demonstrator"] == "collaborator"
@@ -358,3 +338,29 @@ def test_warm_start_settings_are_checked_before_any_work():
     full = load_config("quick", ["policy.system_prompt='full'"])
     assert len(system_prompt(full)) > 400
     assert system_prompt(load_config("quick", ["policy.system_prompt='Be brief.'"])) == "Be brief."
+
+
+def test_a_fit_is_skipped_only_when_the_buffer_has_nothing_for_the_method(tmp_path, monkeypatch):
+    from algorithms import NothingToFit, RejectionFT
+    from benchmarks.harness.compare import fit_method
+
+    config = load_config("smoke")
+    record = fit_method("rft", config, TrajectoryBuffer(), tmp_path / "empty")
+    assert record["status"] == "skipped" and "buffer is empty" in record["reason"]
+
+    def fit(reason, kind):
+        def raises(self, buffer, *, resume=False):
+            raise kind(reason)
+
+        return raises
+
+    monkeypatch.setattr(RejectionFT, "fit", fit("no success to imitate", NothingToFit))
+    record = fit_method("rft", config, TrajectoryBuffer(), tmp_path / "nothing")
+    assert record == {"status": "skipped", "reason": "no success to imitate"}
+    assert json.loads((tmp_path / "nothing" / "fit.json").read_text()) == record
+
+    # Any other error of a fit is a failure: it stops the comparison, nothing is recorded.
+    monkeypatch.setattr(RejectionFT, "fit", fit("a bug in the fit", ValueError))
+    with pytest.raises(ValueError, match="a bug in the fit"):
+        fit_method("rft", config, TrajectoryBuffer(), tmp_path / "broken")
+    assert not (tmp_path / "broken" / "fit.json").exists()

@@ -7,8 +7,9 @@ import pytest
 
 from agents import evaluate
 from benchmarks.cli import main
-from benchmarks.compare import env_kwargs, saved_policy
-from benchmarks.experiment_config import ConfigError, load_config
+from benchmarks.harness.compare import env_kwargs
+from benchmarks.harness.experiment_config import ConfigError, load_config
+from benchmarks.harness.policies import saved_policy
 from sweetrl_gym import TrajectoryBuffer
 
 SERVE = f"{sys.executable} -m transformers.cli.transformers serve {{model}} --port {{port}}"

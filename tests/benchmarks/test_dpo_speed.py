@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from benchmarks import dpo_speed
+from benchmarks.speed import dpo_speed
 
 
 @pytest.mark.slow

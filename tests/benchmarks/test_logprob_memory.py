@@ -7,7 +7,7 @@ import torch
 
 from agents import TransformersAgent
 from algorithms.logprobs import encode_dialogues, encode_turns, turn_logprobs
-from benchmarks import logprob_memory
+from benchmarks.speed import logprob_memory
 from tests.tiny_lm import make_tiny_lm
 
 

@@ -1,7 +1,11 @@
 """SWEET-RL's turn pairs judged by the simulated human's own replies."""
 
 from algorithms.pairs import TurnPair
-from benchmarks.pair_signal import environment_ranked_pairs, judge_turn_pairs, turn_pair_signal
+from benchmarks.harness.pair_signal import (
+    environment_ranked_pairs,
+    judge_turn_pairs,
+    turn_pair_signal,
+)
 from sweetrl_gym.trajectory import Trajectory
 from tests.conftest import make_tasks
 

@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from benchmarks import report
+from benchmarks.harness import report
 
 RUN = ["zero-shot", "rft", "mt-dpo", "archer", "sweet-rl"]
 LONG_REASON = (

@@ -4,7 +4,9 @@ import json
 
 import pytest
 
-from benchmarks import demo, render_speed, rollout_speed, sandbox_speed, task_quality
+from benchmarks import demo
+from benchmarks.analyses import task_quality
+from benchmarks.speed import render_speed, rollout_speed, sandbox_speed
 from sweetrl_gym import TrajectoryBuffer
 
 

@@ -110,9 +110,45 @@ def test_shipped_file_begins_with_the_ten_k_one_k_set():
     assert all(task_id.startswith("backend-test-") for task_id in test_ids)
 
 
+# Every 10th shipped task is regenerated from its own draw: ~1/30 of the draws the full
+# regeneration makes (~2.5 min; `make test-exhaustive` runs it).
+_STRIDE = 10
+
+
 @pytest.mark.slow
+def test_a_stride_of_the_shipped_file_regenerates_from_the_stream():
+    """Every ``_STRIDE``-th line of the shipped file (whose hash is pinned above) is, byte for
+    byte, a draw of the stream: its family's next draws after the last matched one are made
+    until one serializes to the line, so the matched draws also come in the file's order.
+    """
+    from sweetrl_gym.tasks.generator import _stream_rng, draft_task
+
+    lines = gzip.decompress(BUNDLED_BACKEND_PATH.read_bytes()).splitlines()
+    position = {family.name: n for n, family in enumerate(FAMILIES)}
+    draw, checked = -1, 0
+    for line_no in range(0, len(lines), _STRIDE):
+        record = json.loads(lines[line_no])
+        family = position[record["family"]]
+        index = draw + 1 + (family - draw - 1) % len(FAMILIES)  # the family's next draw
+        for _ in range(100):  # at most ~4,800 draws on (a stride needs ~600 at most)
+            draft = draft_task(FAMILIES[family], _stream_rng(index))
+            if draft is not None:
+                task = draft.to_task(record["task_id"], record["split"])
+                if json.dumps(task.to_dict(), ensure_ascii=True).encode() == lines[line_no]:
+                    break
+            index += len(FAMILIES)
+        else:
+            raise AssertionError(f"line {line_no} ({record['task_id']}) is no draw after {draw}")
+        draw, checked = index, checked + 1
+    assert checked == len(range(0, 13_000, _STRIDE))
+
+
+@pytest.mark.slow
+@pytest.mark.exhaustive
 def test_full_regeneration_matches_the_pin():
-    """The whole set regenerated from the families hashes to the pinned value (~2.5 min)."""
+    """The whole set regenerated from the families hashes to the pinned value (~2.5 min;
+    `make test-exhaustive`: `make test` checks a stride of it, above).
+    """
     from sweetrl_gym.tasks.generator import generate_bundled_tasks, serialize_tasks
 
     data = serialize_tasks(generate_bundled_tasks())

@@ -19,7 +19,7 @@ from sweetrl_gym.tasks.families import (
 )
 from sweetrl_gym.tasks.family import Family
 
-__all__ = ["FAMILIES"]
+__all__ = ["FAMILIES", "family_named"]
 
 FAMILIES: tuple[Family, ...] = (
     *money.FAMILIES,
@@ -36,3 +36,17 @@ FAMILIES: tuple[Family, ...] = (
 _names = [f.name for f in FAMILIES]
 if len(set(_names)) != len(_names):
     raise RuntimeError(f"duplicate family names: {_names}")
+_BY_NAME = {family.name: family for family in FAMILIES}
+
+
+def family_named(name: str) -> Family:
+    """Return the family called ``name`` (a task's ``family``).
+
+    Raises:
+        KeyError: If no family has that name.
+
+    """
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise KeyError(f"no task family {name!r}") from None

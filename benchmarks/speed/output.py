@@ -8,7 +8,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["print_result", "run_from_command_line", "write_result"]
+__all__ = ["DEFAULT_DIR", "print_result", "run_from_command_line", "write_result"]
+
+DEFAULT_DIR = Path("runs") / "bench"
+"""Where ``sweetrl bench`` and each benchmark run alone write, under the current folder.
+
+The project's recorded results are kept in ``benchmarks/results/`` (in the repository,
+not in the wheel): copy a run there to record it.
+"""
 
 
 def write_result(result: dict[str, Any], out: Path | None) -> dict[str, Any]:

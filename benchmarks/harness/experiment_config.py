@@ -14,7 +14,7 @@ tasks), ``training`` (the :class:`~algorithms.TrainingConfig` every algorithm sh
 and ``methods`` (which to run, plus a table of settings per algorithm, e.g.
 ``[methods.sweet-rl]``). The ``training`` and ``methods.NAME`` keys are checked against
 the algorithms' config classes when a run starts
-(:func:`benchmarks.compare.check_training_settings`), not here, so that this module
+(:func:`benchmarks.harness.compare.check_training_settings`), not here, so that this module
 stays free of torch.
 """
 
@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.controls import CONTROLS
+from benchmarks.harness.controls import CONTROLS
 from sweetrl_gym.setting_types import describe_type, matches_type
 
 if sys.version_info >= (3, 11):
@@ -50,7 +50,7 @@ __all__ = [
     "warm_start_settings",
 ]
 
-CONFIG_DIR = Path(__file__).parent / "configs"
+CONFIG_DIR = Path(__file__).parents[1] / "configs"  # benchmarks/configs/, shipped in the wheel
 ALGORITHMS = ("zero-shot", "rft", "mt-dpo", "archer", "sweet-rl")
 """The methods proper: the base policy untrained, then the algorithms (the default run)."""
 
@@ -69,7 +69,7 @@ DEFAULTS: dict[str, Any] = {
     "description": "",
     "seed": 0,
     # Seeds of the whole pipeline (warm start, data, critic, policy step): one run each in
-    # OUT/seed-N, then pooled (benchmarks.pool). []: one run of `seed` in OUT.
+    # OUT/seed-N, then pooled (benchmarks.harness.pool). []: one run of `seed` in OUT.
     "seeds": [],
     "env": {
         "id": "ColBench-Backend-v0",

@@ -6,7 +6,7 @@ calls Playwright per screenshot does), (b) in one reused renderer, one page at a
 and (c) in one reused renderer with a pool of pages, all at once. All three use the same
 rendering code (same Tailwind, viewport and limits) and must produce the same pixels.
 
-    python -m benchmarks.render_speed --pages 30
+    python -m benchmarks.speed.render_speed --pages 30
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.machine import machine_summary
-from benchmarks.output import run_from_command_line, write_result
+from benchmarks.speed.output import run_from_command_line, write_result
 from sweetrl_gym.render import Renderer
 from sweetrl_gym.tasks import load_frontend_tasks
 

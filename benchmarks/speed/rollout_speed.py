@@ -17,7 +17,7 @@ same settings, chunks of the same batch size, sorted by length) -> report both r
 With ``--repeats`` above 1 the three measurements run in turns (interleaved) and each
 side's median is reported, so a machine whose load changes affects all sides alike.
 
-    python -m benchmarks.rollout_speed --tasks 16 --num-envs 8
+    python -m benchmarks.speed.rollout_speed --tasks 16 --num-envs 8
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ from typing import Any
 from agents import collect
 from agents.default_model import load_default_agent
 from benchmarks.machine import machine_summary
-from benchmarks.output import print_result, write_result
-from sweetrl_gym.local_lm import _eos_ids, _left_pad, model_device
+from benchmarks.speed.output import DEFAULT_DIR, print_result, write_result
+from sweetrl_gym.local_lm import left_pad, model_device, stop_token_ids
 
-_RESULTS = Path(__file__).parent / "results" / "rollout_speed.json"
+_RESULTS = DEFAULT_DIR / "rollout_speed.json"
 
 
 def rollout(agent: Any, num_tasks: int, num_envs: int, max_turns: int) -> dict[str, Any]:
@@ -68,13 +68,13 @@ def bare_generate(agent: Any, prompts: list[str], batch_size: int) -> dict[str, 
     model, tokenizer = agent.model, agent.tokenizer
     rows = sorted((tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts), key=len)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    eos = _eos_ids(model, tokenizer)  # the agent's stop tokens: tokens are counted alike
+    eos = stop_token_ids(model, tokenizer)  # the agent's stop tokens: tokens are counted alike
     settings = {"max_new_tokens": agent.max_new_tokens, "do_sample": False, "top_k": None}
     settings.update(temperature=None, top_p=None, pad_token_id=pad, eos_token_id=eos)
     tokens, seconds = 0, 0.0
     for start in range(0, len(rows), batch_size):
         chunk = rows[start : start + batch_size]
-        input_ids, attention_mask = _left_pad(chunk, pad, model_device(model))
+        input_ids, attention_mask = left_pad(chunk, pad, model_device(model))
         width = input_ids.shape[1]
         began = time.perf_counter()
         with torch.inference_mode():
@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None, agent: Any = None) -> dict[str, Any]:
     parser.add_argument("--max-new-tokens", type=int, default=96)
     parser.add_argument("--repeats", type=int, default=1, help="interleaved rounds")
     parser.add_argument("--dtype", default=None, help="model dtype (default: the agent's)")
-    parser.add_argument("--out", type=Path, default=_RESULTS)
+    parser.add_argument("--out", type=Path, default=_RESULTS, help="default: %(default)s")
     args = parser.parse_args(argv)
     result = run(**vars(args), agent=agent)
     print_result(result)

@@ -29,14 +29,20 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.harness.pair_signal import environment_ranked_pairs
+from benchmarks.harness.policies import base_policy
 from sweetrl_gym.atomic_write import write_atomically
 from sweetrl_gym.processes import process_state
 from sweetrl_gym.trajectory import TrajectoryBuffer
 
-__all__ = ["CONTROLS", "SOURCE", "control_pairs", "fit_control", "is_control"]
+__all__ = ["CONTROLS", "SOURCE", "TURN_PAIRS", "control_pairs", "fit_control", "is_control"]
 
 SOURCE = "sweet-rl"
 """The method whose turn pairs the controls re-rank (and whose settings they train with)."""
+
+TURN_PAIRS = "turn_pairs.json"
+"""SWEET-RL's trained-on turn pairs (``TurnPair`` rows) in ``methods/sweet-rl``: the
+comparison writes them, the controls re-rank them."""
 
 CONTROLS = ("sweet-rl-random", "sweet-rl-env", "sweet-rl-nll")
 """The controls a comparison can run (after SWEET-RL, in ``methods.run``)."""
@@ -72,8 +78,6 @@ def control_pairs(
         coin = np.random.default_rng([seed, 27]).random(len(pairs)) < 0.5
         return [p.reversed() if flip else p for p, flip in zip(pairs, coin)]
     if name == "sweet-rl-env":
-        from benchmarks.pair_signal import environment_ranked_pairs
-
         return environment_ranked_pairs(pairs, buffer)
     if name == "sweet-rl-nll":
         return list(pairs)
@@ -103,8 +107,8 @@ def fit_control(
     """
     from algorithms import SweetRL
     from algorithms.batches import from_json
+    from algorithms.distributed import from_main_process
     from algorithms.pairs import TurnPair
-    from benchmarks.compare import TURN_PAIRS, base_policy
 
     directory = out / "methods" / name
     record_path = directory / "fit.json"
@@ -113,7 +117,9 @@ def fit_control(
     record = _skip_reason(name, config, out)
     if record is None:
         pairs = from_json(TurnPair, json.loads((out / "methods" / SOURCE / TURN_PAIRS).read_text()))
-        ranked = control_pairs(name, pairs, buffer, seed=config["seed"])
+        # The main process's ranking on every process: sweet-rl-env's runs the sandbox,
+        # whose verdicts can differ between processes (a test that timed out on one).
+        ranked = from_main_process(control_pairs(name, pairs, buffer, seed=config["seed"]))
         original = {(p.chosen, p.rejected) for p in pairs}
         swapped = sum((p.chosen, p.rejected) not in original for p in ranked)  # turned round
         if not ranked:

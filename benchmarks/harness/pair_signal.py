@@ -10,7 +10,7 @@ do as well carry none (DPO on them is noise).
 
 :func:`environment_ranked_pairs` keeps the pairs the environment tells apart, the better
 action chosen: SWEET-RL's policy step on them shows what a perfect critic would gain from
-the same candidates (the ``sweet-rl-env`` control, :mod:`benchmarks.controls`).
+the same candidates (the ``sweet-rl-env`` control, :mod:`benchmarks.harness.controls`).
 """
 
 from __future__ import annotations

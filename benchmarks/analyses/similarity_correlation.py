@@ -7,9 +7,10 @@ another task, a blank page, a black image as for a missing answer) -> render eve
 in the real browser -> score each (target, variant) pair with
 :func:`~sweetrl_gym.similarity.perceptual_similarity` and with CLIP -> print and save
 the Pearson and Spearman correlations over all pairs and the mean score per variant
-(``benchmarks/results/similarity_correlation.json``).
+(``--output``; default: ``runs/analyses/similarity_correlation.json`` under the current
+folder).
 
-    python -m benchmarks.similarity_correlation --clip-model ~/models/clip-vit-base-patch32
+    python -m benchmarks.analyses.similarity_correlation --clip-model ~/models/clip-vit-base-patch32
 
 CLIP weights are never downloaded: pass a local checkpoint directory.
 ``--perceptual-only`` prints the per-variant table without CLIP.
@@ -31,7 +32,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-RESULTS = Path(__file__).parent / "results" / "similarity_correlation.json"
+RESULTS = Path("runs") / "analyses" / "similarity_correlation.json"
 BLANK_PAGE = "<html><body></body></html>"
 BLACK = "black image (missing answer)"
 
@@ -189,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clip-model", help="local CLIP checkpoint directory (no download)")
     parser.add_argument("--pairs", type=int, default=200, help="(target, variant) pairs")
     parser.add_argument("--perceptual-only", action="store_true", help="no CLIP; no JSON")
-    parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument("--output", type=Path, default=RESULTS, help="default: %(default)s")
     args = parser.parse_args(argv)
     if args.clip_model is None and not args.perceptual_only:
         print(

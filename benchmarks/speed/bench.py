@@ -10,7 +10,7 @@ others still run; one that fails becomes a row "error: <reason>".
 
 The benchmarks: each module's ``run(...)`` takes its settings as keyword arguments and
 returns its result, which is what this calls; each also runs alone as
-``python -m benchmarks.<module>``, which prints the result:
+``python -m benchmarks.speed.<module>``, which prints the result:
 
 - ``sandbox`` (sandbox_speed): candidates scored per second, our warm sandbox vs a fresh
   Python interpreter per candidate and vs the official in-process ``exec`` (no isolation).
@@ -25,7 +25,7 @@ returns its result, which is what this calls; each also runs alone as
 - ``logprobs`` (logprob_memory): peak memory and time of scoring a multi-turn dialogue's
   turns, one packed row + chunked output head vs one row per turn + full logits.
 
-    python -m benchmarks.bench --scale quick --out runs/bench
+    python -m benchmarks.speed.bench --scale quick --out runs/bench
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.machine import describe_machine, machine_line
+from benchmarks.speed.output import DEFAULT_DIR
 
 __all__ = [
     "BENCHMARKS",
@@ -218,7 +219,7 @@ def other_cpu_load() -> Iterator[dict[str, Any]]:
 def _run_sandbox(
     settings: dict[str, Any], raw_dir: Path, tiny: bool
 ) -> tuple[dict[str, Any], list[Row]]:
-    from benchmarks import sandbox_speed
+    from benchmarks.speed import sandbox_speed
 
     result = sandbox_speed.run(**settings)
     rates = result["candidates_per_s"]
@@ -250,7 +251,7 @@ def _run_sandbox(
 def _run_env(
     settings: dict[str, Any], raw_dir: Path, tiny: bool
 ) -> tuple[dict[str, Any], list[Row]]:
-    from benchmarks import env_speed
+    from benchmarks.speed import env_speed
 
     result = env_speed.run(**settings, out=raw_dir / "env_speed.json")
     rows = []
@@ -281,12 +282,12 @@ def _run_env(
 def _run_render(
     settings: dict[str, Any], raw_dir: Path, tiny: bool
 ) -> tuple[dict[str, Any], list[Row]]:
-    from benchmarks import env_speed
+    from benchmarks.speed import env_speed
 
     missing = env_speed.renderer_missing()
     if missing is not None:
         raise Skip(f"renderer not set up: {missing}")
-    from benchmarks import render_speed
+    from benchmarks.speed import render_speed
 
     result = render_speed.run(**settings, out=raw_dir / "render_speed.json")
     rates = result["renders_per_s"]
@@ -332,7 +333,7 @@ def _run_rollout(
     settings: dict[str, Any], raw_dir: Path, tiny: bool
 ) -> tuple[dict[str, Any], list[Row]]:
     from agents import DefaultModelNotInstalled
-    from benchmarks import rollout_speed
+    from benchmarks.speed import rollout_speed
 
     agent = None
     if tiny:
@@ -386,7 +387,7 @@ def _run_dpo(
 ) -> tuple[dict[str, Any], list[Row]]:
     if importlib.util.find_spec("trl") is None:
         raise Skip(f"TRL is not installed: {_TRL_HINT}")
-    from benchmarks import dpo_speed
+    from benchmarks.speed import dpo_speed
 
     # The tiny model's byte-level tokenizer makes longer sequences of the same dialogues.
     model = {"model": "tiny", "max_length": 1024} if tiny else {"model": "default"}
@@ -425,7 +426,7 @@ def _run_logprobs(
     settings: dict[str, Any], raw_dir: Path, tiny: bool
 ) -> tuple[dict[str, Any], list[Row]]:
     from agents import DefaultModelNotInstalled
-    from benchmarks import logprob_memory
+    from benchmarks.speed import logprob_memory
 
     model = "tiny" if tiny else "default"
     try:
@@ -574,7 +575,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         action="store_true",
         help="rollout, dpo and logprobs use a tiny random-init model instead of the default model",
     )
-    parser.add_argument("--out", type=Path, default=Path("runs/bench"), help="output folder")
+    parser.add_argument("--out", type=Path, default=DEFAULT_DIR, help="output folder")
     args = parser.parse_args(argv)
     names = list(BENCHMARKS)
     if args.only is not None:

@@ -25,7 +25,7 @@ Target: new/old peak memory <= 0.5 and per-turn log-probs equal to 1e-4 (per-tok
 means: absolute difference; sums: relative to their size, as fp32 itself rounds a sum
 of -1000 nats to ~6e-5).
 
-    python -m benchmarks.logprob_memory --model default --turns 8 --tokens 3000
+    python -m benchmarks.speed.logprob_memory --model default --turns 8 --tokens 3000
 """
 
 from __future__ import annotations
@@ -43,14 +43,14 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchmarks.output import print_result, write_result
+from benchmarks.speed.output import DEFAULT_DIR, run_from_command_line, write_result
 
 if TYPE_CHECKING:
     from sweetrl_gym.model_types import CausalLM, Tokenizer
 
 __all__ = ["MODELS", "MODES", "VARIANTS", "main", "make_dialogue", "run", "run_variant"]
 
-_RESULTS = Path(__file__).parent / "results" / "logprob_memory.json"
+_RESULTS = DEFAULT_DIR / "logprob_memory.json"
 MODES = ("no_grad", "grad")
 """Forward only, or forward + backward."""
 VARIANTS = tuple(f"{side}_{mode}" for mode in MODES for side in ("old", "new"))
@@ -469,11 +469,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         help="end a variant's process above this resident memory (0: never; default: 80%% "
         "of the memory available at the start)",
     )
-    parser.add_argument("--out", type=Path, default=_RESULTS)
-    args = parser.parse_args(argv)
-    result = run(**vars(args))
-    print_result(result)
-    return result
+    parser.add_argument("--out", type=Path, default=_RESULTS, help="default: %(default)s")
+    return run_from_command_line(parser, argv, run)
 
 
 if __name__ == "__main__":

@@ -24,8 +24,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.controls import SOURCE, is_control
-from benchmarks.report import LABELS, json_safe, paired_cell
+from benchmarks.harness.controls import SOURCE, is_control
+from benchmarks.harness.report import LABELS, json_safe, paired_cell
 from sweetrl_gym.trajectory import TrajectoryBuffer
 
 __all__ = ["pool_runs", "render_pooled", "write_pooled"]

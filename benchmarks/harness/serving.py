@@ -43,12 +43,12 @@ def served_folder(directory: Path) -> Path | None:
 
 def model_source(config: Mapping[str, Any]) -> str | None:
     """Return what a server loads for the raw ``policy.model`` (``None``: not servable)."""
-    from benchmarks.compare import resolve_model_source
+    from agents.loading import resolve_model_source
 
     model = config["policy"]["model"]
     if model in _LOCAL_ONLY:
         return None
-    return resolve_model_source(model)
+    return resolve_model_source(model, "policy.model")
 
 
 @contextlib.contextmanager

@@ -24,21 +24,24 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
-import os
-import re
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import sweetrl_gym  # noqa: F401 - registers the environments
-from benchmarks.controls import fit_control, is_control
-from benchmarks.experiment_config import DTYPES
-from benchmarks.pair_signal import turn_pair_signal
-from benchmarks.serving import generation, model_source, served_folder
+from benchmarks.harness.controls import TURN_PAIRS, fit_control, is_control
+from benchmarks.harness.pair_signal import turn_pair_signal
+from benchmarks.harness.policies import (
+    WARM_START,
+    base_policy,
+    build_policy,
+    saved_policy,
+    scripted_agent,
+)
+from benchmarks.harness.serving import generation, model_source, served_folder
 from sweetrl_gym import TrajectoryBuffer
 from sweetrl_gym.atomic_write import write_atomically
-from sweetrl_gym.model_types import CausalLM, Tokenizer
 from sweetrl_gym.processes import process_state
 from sweetrl_gym.simulators import user_said
 
@@ -46,103 +49,15 @@ if TYPE_CHECKING:
     from agents import TransformersAgent
 
 __all__ = [
-    "base_policy",
-    "build_policy",
     "check_training_settings",
     "env_kwargs",
     "evaluate_method",
     "fit_method",
-    "is_local_path",
-    "load_pretrained",
-    "resolve_model_source",
     "run_comparison",
-    "saved_policy",
-    "scripted_agent",
-    "system_prompt",
     "task_set_hash",
 ]
 
 _FRONTEND = "ColBench-Frontend-v0"
-# The warm start's name: its fit in methods/warm-start, its evaluation in eval/warm-start.jsonl.
-WARM_START = "warm-start"
-# SWEET-RL's trained-on turn pairs, in methods/sweet-rl (TurnPair rows; its controls re-rank them).
-TURN_PAIRS = "turn_pairs.json"
-_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")  # "org/name"
-
-
-def build_policy(config: Mapping[str, Any], *, evaluation: bool = False) -> TransformersAgent:
-    """Return a fresh base policy (an ``agents.TransformersAgent``) as the config describes.
-
-    ``policy.model`` is ``"default"`` (the embedded SmolLM2-135M), ``"tiny"`` (a
-    random-init test model), a local model folder or a Hugging Face hub id (read by
-    ``from_pretrained``; ``HF_HUB_OFFLINE=1`` keeps it to the local cache).
-    ``policy.dtype`` (``"auto"``: the checkpoint's own) and ``policy.device``
-    (``"auto"``: this process's ``accelerate`` device) say where and how it is loaded.
-
-    Args:
-        config: The whole comparison config.
-        evaluation: Sample at ``policy.eval_temperature`` (else ``policy.temperature``).
-
-    Raises:
-        FileNotFoundError: If ``policy.model`` is a path that does not exist.
-        OSError: If a hub id cannot be loaded (the message says what to check).
-
-    """
-    from agents import TransformersAgent, load_default_agent
-
-    policy = config["policy"]
-    device = policy.get("device", "auto")
-    settings = {
-        "temperature": policy["eval_temperature" if evaluation else "temperature"],
-        "max_new_tokens": policy["max_new_tokens"],
-        "batch_size": policy["batch_size"],
-        "seed": config["seed"],
-        "device": None if device == "auto" else device,
-        "system_prompt": system_prompt(config),
-    }
-    dtype = policy.get("dtype", "auto")
-    model = policy["model"]
-    if model == "default":
-        return load_default_agent(**settings, **({} if dtype == "auto" else {"dtype": dtype}))
-    if model == "tiny":
-        from agents.tiny_model import make_tiny_lm
-
-        lm, tokenizer = make_tiny_lm(seed=config["seed"])
-        if dtype != "auto":
-            lm = lm.to(_torch_dtype(dtype))
-        return TransformersAgent(lm, tokenizer, **settings)
-    lm, tokenizer = load_pretrained(model, dtype=dtype, what="policy.model")
-    return TransformersAgent(lm, tokenizer, **settings)
-
-
-def system_prompt(config: Mapping[str, Any]) -> str:
-    """Return the agent's system prompt that ``policy.system_prompt`` names.
-
-    ``"full"``: the agent prompt of the environment; ``"short"``: the one-line backend
-    prompt (frontend runs keep the full one); anything else is the prompt's own text.
-    """
-    from agents import BACKEND_AGENT_PROMPT, FRONTEND_AGENT_PROMPT, SHORT_BACKEND_AGENT_PROMPT
-
-    choice = config["policy"]["system_prompt"]
-    frontend = config["env"]["id"] == _FRONTEND
-    if choice == "full" or (choice == "short" and frontend):
-        return FRONTEND_AGENT_PROMPT if frontend else BACKEND_AGENT_PROMPT
-    if choice == "short":
-        return SHORT_BACKEND_AGENT_PROMPT
-    return str(choice)
-
-
-def base_policy(
-    config: Mapping[str, Any], out: Path, *, evaluation: bool = False
-) -> TransformersAgent:
-    """Return a fresh copy of the policy every method starts from.
-
-    With a warm start (``warm_start.demonstrator``), the behaviour-cloned model saved
-    under ``out/methods/warm-start``; without one, the raw model (:func:`build_policy`).
-    """
-    if not config["warm_start"]["demonstrator"]:
-        return build_policy(config, evaluation=evaluation)
-    return saved_policy(out / "methods" / WARM_START / "model", config, evaluation=evaluation)
 
 
 def _base(config: Mapping[str, Any], out: Path) -> tuple[TransformersAgent, str | Path | None]:
@@ -156,126 +71,6 @@ def _base(config: Mapping[str, Any], out: Path) -> tuple[TransformersAgent, str 
 
 def _server_log(out: Path, stage: str) -> Path:
     return out / "servers" / f"{stage}.log"
-
-
-def saved_policy(
-    directory: Path, config: Mapping[str, Any], *, evaluation: bool = False
-) -> TransformersAgent:
-    """Load a policy saved by ``Algorithm.save`` with the config's sampling and dtype."""
-    from algorithms import Algorithm
-
-    policy = Algorithm.load(directory).policy
-    settings = config["policy"]
-    policy.temperature = float(settings["eval_temperature" if evaluation else "temperature"])
-    policy.max_new_tokens = int(settings["max_new_tokens"])
-    policy.batch_size = int(settings["batch_size"])
-    if settings.get("dtype", "auto") != "auto":
-        # Training keeps fp32 master weights; sampling runs in the configured dtype.
-        policy.model.to(_torch_dtype(settings["dtype"]))
-    return policy
-
-
-def is_local_path(name: str) -> bool:
-    """Whether a model name reads as a file system path rather than a hub id.
-
-    ``./m``, ``/models/m``, ``~/m`` and ``runs/x/model`` are paths; ``org/name`` and
-    ``gpt2`` are hub ids (``from_pretrained`` still prefers a local folder of that name).
-    """
-    if name.startswith((".", "/", "~")):
-        return True
-    separators = [sep for sep in (os.sep, os.altsep) if sep]
-    return any(sep in name for sep in separators) and not _HUB_ID.fullmatch(name)
-
-
-def resolve_model_source(name: str, what: str = "policy.model") -> str:
-    """Return what ``from_pretrained`` should get for ``name``: a hub id as it is, a path expanded.
-
-    Args:
-        name: A local model folder or a hub id.
-        what: The setting it comes from, for the error message.
-
-    Raises:
-        FileNotFoundError: If ``name`` is a path (see :func:`is_local_path`) that does
-            not exist.
-
-    """
-    if not is_local_path(name):
-        return name
-    path = Path(name).expanduser()
-    if not path.exists():
-        raise FileNotFoundError(
-            f"{what} {name!r}: no such model folder (give an existing folder, or a hub id "
-            "such as 'meta-llama/Llama-3.1-8B-Instruct')"
-        )
-    return str(path)
-
-
-def load_pretrained(
-    name: str, *, dtype: str = "auto", what: str = "policy.model"
-) -> tuple[CausalLM, Tokenizer]:
-    """Load a causal LM and its tokenizer from a local folder or the Hugging Face hub.
-
-    Args:
-        name: A local model folder or a hub id (passed to ``from_pretrained`` unchanged).
-        dtype: ``"auto"`` (the checkpoint's own), ``"float32"``, ``"bfloat16"`` or
-            ``"float16"``.
-        what: The setting ``name`` comes from, for error messages.
-
-    Returns:
-        ``(model, tokenizer)``.
-
-    Raises:
-        FileNotFoundError: If ``name`` is a path that does not exist.
-        OSError: If a hub id cannot be loaded: transformers' error with a hint.
-
-    """
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-    source = resolve_model_source(name, what)
-    try:
-        # The tokenizer first: a bad id or a missing cache fails before any weights load.
-        tokenizer = AutoTokenizer.from_pretrained(source)
-        model = AutoModelForCausalLM.from_pretrained(source, **_dtype_kwargs(dtype))
-    except OSError as err:
-        if Path(source).exists():  # a local folder: transformers' message says what is wrong
-            raise
-        lines = str(err).strip().splitlines() or [type(err).__name__]
-        offline = _hub_offline()
-        hint = (
-            "HF_HUB_OFFLINE is set, so only models already in the cache load: download it "
-            "first or set HF_HUB_OFFLINE=0"
-            if offline
-            else "check the id, your network and access to the model (gated models need "
-            "`huggingface-cli login`), or set HF_HUB_OFFLINE=1 to use the cache only"
-        )
-        raise OSError(f"cannot load {what} {name!r} from the hub: {lines[0]} ({hint})") from err
-    return model, tokenizer
-
-
-def _hub_offline() -> bool:
-    """Whether the hub client is in offline mode (``HF_HUB_OFFLINE``, read at its import)."""
-    from huggingface_hub import constants
-
-    flag = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
-    return flag or bool(getattr(constants, "HF_HUB_OFFLINE", False))
-
-
-def _torch_dtype(name: str) -> Any:
-    import torch
-
-    if name not in DTYPES[1:]:
-        raise ValueError(f"policy.dtype must be one of {DTYPES}, got {name!r}")
-    return getattr(torch, name)
-
-
-def _dtype_kwargs(name: str) -> dict[str, Any]:
-    import transformers
-    from packaging.version import Version
-
-    value = "auto" if name == "auto" else _torch_dtype(name)
-    # transformers renamed torch_dtype to dtype in 4.56.
-    key = "dtype" if Version(transformers.__version__) >= Version("4.56") else "torch_dtype"
-    return {key: value}
 
 
 def env_kwargs(config: Mapping[str, Any], split: str) -> dict[str, Any]:
@@ -334,7 +129,7 @@ def check_training_settings(config: Mapping[str, Any], names: Iterable[str] = ()
 
     """
     from algorithms import Algorithm
-    from benchmarks.experiment_config import warm_start_settings
+    from benchmarks.harness.experiment_config import warm_start_settings
 
     methods = config["methods"]
     named = [*methods["run"], *(k for k in methods if k != "run"), *names]
@@ -379,13 +174,16 @@ def fit_method(
     Returns:
         ``{"status": "trained", "metrics": ..., "history": ..., "seconds": ...}``, or
         ``{"status": "skipped", "reason": ...}`` when the buffer gives this algorithm
-        nothing to learn from (no preference pairs, no successful episode).
+        nothing to learn from (``algorithms.NothingToFit``: no preference pairs, no
+        successful episode).
 
     Raises:
         FileNotFoundError: If ``critic_model`` is a path that does not exist.
+        Exception: Whatever else goes wrong in the fit (a failure, never a skip).
 
     """
-    from algorithms import Algorithm
+    from agents.loading import resolve_model_source
+    from algorithms import Algorithm, NothingToFit
     from algorithms.batches import to_json
 
     state = process_state()
@@ -408,8 +206,9 @@ def fit_method(
         # resume=True: continue an interrupted run, or start one (the same on every
         # process, whichever of them sees run/ first).
         metrics = algorithm.fit(buffer, resume=True)
-    except ValueError as err:
-        # No signal in the data for this method (e.g. no pair, no success): say so.
+    except NothingToFit as err:
+        # No signal in the data for this method (e.g. no pair, no success): say so. Any
+        # other error is a failure, and stops the comparison.
         record: dict[str, Any] = {"status": "skipped", "reason": str(err)}
     else:
         algorithm.save(directory / "model")  # collective: gathers sharded weights
@@ -425,7 +224,7 @@ def fit_method(
     if state.is_main_process:
         directory.mkdir(parents=True, exist_ok=True)
         if name == "sweet-rl" and record["status"] == "trained":
-            # What the policy step trained on: the controls (benchmarks.controls) re-rank it.
+            # What the policy step trained on: the controls (harness.controls) re-rank it.
             text = json.dumps(to_json(algorithm.policy_pairs)) + "\n"
             write_atomically(directory / TURN_PAIRS, lambda path: path.write_text(text, "utf-8"))
         record_path.write_text(json.dumps(record, indent=2, default=float) + "\n")
@@ -433,29 +232,6 @@ def fit_method(
     del algorithm
     gc.collect()
     return record
-
-
-def scripted_agent(name: str, config: Mapping[str, Any]) -> Any:
-    """Return the scripted agent ``name`` for ``config``.
-
-    ``oracle``, ``random``, ``immediate`` or ``collaborator`` (the warm start's
-    demonstrator, asking each detail with ``warm_start.ask_probability``).
-    """
-    from agents import ImmediateAnswerAgent, OracleAgent, RandomAgent, ScriptedCollaborator
-
-    max_turns = config["env"]["max_turns"]
-    if name == "collaborator":
-        probability = config["warm_start"]["ask_probability"]
-        return ScriptedCollaborator(probability, max_turns=max_turns, seed=config["seed"])
-    if name == "oracle":
-        return OracleAgent(max_turns=max_turns)
-    if name == "random":
-        return RandomAgent(max_turns=max_turns, seed=config["seed"])
-    if name == "immediate":
-        return ImmediateAnswerAgent()
-    raise ValueError(
-        f"no scripted agent {name!r}; choose oracle, random, immediate or collaborator"
-    )
 
 
 def evaluate_method(
@@ -502,7 +278,7 @@ def run_comparison(
     it: they share the episodes and the training; only the main process writes.
 
     Args:
-        config: From :func:`benchmarks.experiment_config.load_config`.
+        config: From :func:`benchmarks.harness.experiment_config.load_config`.
         out: The run's folder (created; an existing one is resumed). A folder that holds
             a run of another config is refused. Every process must see the same folder.
         progress: Show progress bars and stage lines (on the main process).
@@ -512,12 +288,13 @@ def run_comparison(
             is invalid.
 
     """
-    from benchmarks.report import write_report
+    from benchmarks.harness.report import write_report
 
     if config.get("seeds"):
         raise ValueError(
-            f"the config lists seeds {config['seeds']}: run them with benchmarks.seeds.run_seeds "
-            "(`sweetrl compare --seeds ...`), or one with seed_config(config, seed)"
+            f"the config lists seeds {config['seeds']}: run them with "
+            "benchmarks.harness.seeds.run_seeds (`sweetrl compare --seeds ...`), or one with "
+            "seed_config(config, seed)"
         )
     config = {k: v for k, v in config.items() if k != "seeds"}  # one run: its `seed` alone
     state = process_state()
@@ -652,7 +429,7 @@ def _warm_start(
         demonstrations' count and success rate}``.
 
     """
-    from benchmarks.experiment_config import warm_start_settings
+    from benchmarks.harness.experiment_config import warm_start_settings
 
     section = config["warm_start"]
     if not section["demonstrator"]:

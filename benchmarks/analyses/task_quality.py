@@ -11,8 +11,8 @@ Reads top to bottom. Over the tasks of a split it measures:
 4. the tests tell every wrong value of every detail from the right one: each single
    wrong option fails at least one test.
 
-    python -m benchmarks.task_quality --split test          # all 3,000 test tasks
-    python -m benchmarks.task_quality --limit 50             # a quick look
+    python -m benchmarks.analyses.task_quality --split test          # all 3,000 test tasks
+    python -m benchmarks.analyses.task_quality --limit 50             # a quick look
 """
 
 from __future__ import annotations
@@ -32,24 +32,11 @@ import sweetrl_gym  # noqa: F401
 from agents.scripted import question_for
 from sweetrl_gym.sandbox import Sandbox
 from sweetrl_gym.tasks import BackendTask, load_backend_tasks
-from sweetrl_gym.tasks.families import FAMILIES
+from sweetrl_gym.tasks.families import family_named
 from sweetrl_gym.tasks.family import Family, Signature
+from sweetrl_gym.tasks.guesses import guess_answer
 
-FAMILY_BY_NAME = {family.name: family for family in FAMILIES}
 _SIGNATURE_SENTENCE = re.compile(r"called `(\w+)` and take `\(([^`]*)\)`")
-
-
-def guess_answer(task: BackendTask, rng: random.Random | None) -> str:
-    """Code written from the request alone: defaults (rng None) or random options."""
-    family = FAMILY_BY_NAME[task.family]
-    signatures = family.signature_options()
-    if rng is None:
-        values = {fact.key: fact.default for fact in family.facts}
-        fallback = signatures[0]
-    else:
-        values = {fact.key: rng.choice(fact.options) for fact in family.facts}
-        fallback = rng.choice(signatures)
-    return family.render(values, Signature.find_in(task.problem_description) or fallback)
 
 
 def answer_from_dialogue(env: gym.Env, task: BackendTask) -> tuple[bool, bool]:
@@ -59,7 +46,7 @@ def answer_from_dialogue(env: gym.Env, task: BackendTask) -> tuple[bool, bool]:
         (every fact was recovered from the replies, the rebuilt answer succeeded)
 
     """
-    family: Family = FAMILY_BY_NAME[task.family]
+    family: Family = family_named(task.family)
     env.reset(options={"task_id": task.task_id})
     replies = [task.problem_description]
     for fact in task.facts:
@@ -88,7 +75,7 @@ def answer_from_dialogue(env: gym.Env, task: BackendTask) -> tuple[bool, bool]:
 
 def true_values(task: BackendTask) -> tuple[dict[str, Any], Signature]:
     """Return the family's own option objects for the task's facts (stored via JSON)."""
-    family = FAMILY_BY_NAME[task.family]
+    family = family_named(task.family)
     stored = {f.key: json.dumps(f.value, sort_keys=True) for f in task.facts}
     values = {
         fact.key: next(o for o in fact.options if json.dumps(o, sort_keys=True) == stored[fact.key])
@@ -100,7 +87,7 @@ def true_values(task: BackendTask) -> tuple[dict[str, Any], Signature]:
 
 def one_wrong_variants(task: BackendTask) -> list[str]:
     """Return the reference with one detail changed to each of its wrong options."""
-    family = FAMILY_BY_NAME[task.family]
+    family = family_named(task.family)
     truth, signature = true_values(task)
     return [
         family.render({**truth, fact.key: option}, signature)
@@ -126,7 +113,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     # 1-2: the reference and the description-only guesses, scored in the sandbox.
     jobs = []
     for task in tasks:
-        for answer in (task.ground_truth, guess_answer(task, None), guess_answer(task, rng)):
+        for answer in (task.ground_truth, guess_answer(task), guess_answer(task, rng)):
             jobs.append((answer, task.ground_truth, task.test_cases))
     reports = []
     for i in tqdm(range(0, len(jobs), 300), desc="guesses", unit="batch"):

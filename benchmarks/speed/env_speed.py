@@ -18,7 +18,7 @@ same episodes and must get the same rewards.
 Each mode gets its own fresh sandbox or renderer (started outside the timing), so neither
 reuses what the other cached; environments are made before the clock starts.
 
-    python -m benchmarks.env_speed --tasks 32 --envs backend,frontend
+    python -m benchmarks.speed.env_speed --tasks 32 --envs backend,frontend
 """
 
 from __future__ import annotations
@@ -35,12 +35,12 @@ import gymnasium as gym
 
 import sweetrl_gym  # noqa: F401  (registers the environments)
 from agents import OracleAgent, collect
-from benchmarks.output import run_from_command_line, write_result
+from benchmarks.speed.output import DEFAULT_DIR, run_from_command_line, write_result
 from sweetrl_gym.actions import ANSWER_MARKER
 
 __all__ = ["ENVIRONMENTS", "DraftingDesigner", "main", "measure", "renderer_missing", "run"]
 
-_RESULTS = Path(__file__).parent / "results" / "env_speed.json"
+_RESULTS = DEFAULT_DIR / "env_speed.json"
 ENVIRONMENTS = {"backend": "ColBench-Backend-v0", "frontend": "ColBench-Frontend-v0"}
 """The environments this benchmark can time, by short name."""
 
@@ -291,7 +291,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--drafts", type=int, default=2, help="frontend: pages shown before answering"
     )
     parser.add_argument("--render-pages", type=int, default=2, help="frontend: renderer page pool")
-    parser.add_argument("--out", type=Path, default=_RESULTS)
+    parser.add_argument("--out", type=Path, default=_RESULTS, help="default: %(default)s")
     return run_from_command_line(parser, argv, run)
 
 

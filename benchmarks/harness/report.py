@@ -1,7 +1,7 @@
 """The report of a comparison: ``results.json``, ``results.md`` and plots in one folder.
 
-:func:`write_report` takes the ``results`` dict that :func:`benchmarks.compare.run_comparison`
-builds and writes, into its folder:
+:func:`write_report` takes the ``results`` dict that
+:func:`benchmarks.harness.compare.run_comparison` builds and writes, into its folder:
 
 * ``results.json``: ``results`` plus ``versions`` (Python, machine, package versions) and
   ``written_at`` (UTC), with NaN and infinities written as ``null``;
@@ -78,7 +78,7 @@ def write_report(results: Mapping[str, Any], out: str | Path) -> None:
     run never leaves a half-written report.
 
     Args:
-        results: The comparison's results (see :func:`benchmarks.compare.run_comparison`).
+        results: The comparison's results (see :func:`benchmarks.harness.compare.run_comparison`).
         out: The run's folder (created if missing).
 
     Raises:

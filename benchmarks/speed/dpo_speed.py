@@ -12,7 +12,7 @@ gradients to the end; the frozen reference pass before it is timed apart), real
 (non-pad) tokens/s counted at the model's input, peak memory above the process's
 baseline, and the ratios ours/TRL.
 
-    python -m benchmarks.dpo_speed --model default --pairs 16 --batch-size 4 --max-length 512
+    python -m benchmarks.speed.dpo_speed --model default --pairs 16 --batch-size 4 --max-length 512
 
 Needs TRL: ``pip install "sweetrl-gym[bench]"``.
 """
@@ -35,10 +35,10 @@ from typing import Any
 
 from algorithms.pairs import TurnPair
 from benchmarks.machine import describe_machine
-from benchmarks.output import print_result, write_result
+from benchmarks.speed.output import DEFAULT_DIR, print_result, write_result
 from sweetrl_gym.model_types import CausalLM, Tokenizer
 
-_RESULTS = Path(__file__).parent / "results" / "dpo_speed.json"
+_RESULTS = DEFAULT_DIR / "dpo_speed.json"
 _INSTALL_HINT = 'pip install "sweetrl-gym[bench]"'
 SIDES = ("ours", "trl")
 
@@ -569,7 +569,8 @@ def run(
         raise ValueError(f"steps must be >= 1 (or None) and threads >= 0, got {steps}, {threads}")
     if importlib.util.find_spec("trl") is None:
         raise ModuleNotFoundError(
-            f"benchmarks.dpo_speed needs TRL, which is not installed: {_INSTALL_HINT}", name="trl"
+            f"benchmarks.speed.dpo_speed needs TRL, which is not installed: {_INSTALL_HINT}",
+            name="trl",
         )
     import torch
 
@@ -638,7 +639,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--repeats", type=int, default=1, help="alternating runs; best of each")
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: default)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--out", type=Path, default=_RESULTS)
+    parser.add_argument("--out", type=Path, default=_RESULTS, help="default: %(default)s")
     args = parser.parse_args(argv)
     try:
         result = run(**vars(args))

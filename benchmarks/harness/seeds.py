@@ -1,9 +1,9 @@
 """A comparison over several seeds of the whole pipeline, pooled into one verdict.
 
 ``sweetrl compare --config quick --seeds 0,1,2 --out DIR`` (or ``seeds = [...]`` in the
-config) runs :func:`benchmarks.compare.run_comparison` once per seed, in ``DIR/seed-N``,
+config) runs :func:`benchmarks.harness.compare.run_comparison` once per seed, in ``DIR/seed-N``,
 each seed re-drawing the warm start, the training data, the critic and the policy step,
-then pools them (:func:`benchmarks.pool.pool_runs`) into ``DIR/pooled.md`` and
+then pools them (:func:`benchmarks.harness.pool.pool_runs`) into ``DIR/pooled.md`` and
 ``DIR/pooled.json``. Resumable: a finished seed is read back, an unfinished one continues.
 A single seed's folder is the same as ``sweetrl compare --seed N --out DIR/seed-N``.
 """
@@ -34,11 +34,11 @@ def run_seeds(
 ) -> dict[str, Any] | None:
     """Run (or resume) the comparison once per seed of ``config["seeds"]``; pool them.
 
-    Collective under several processes, as :func:`~benchmarks.compare.run_comparison`;
+    Collective under several processes, as :func:`~benchmarks.harness.compare.run_comparison`;
     only the main process writes the pooled report.
 
     Args:
-        config: From :func:`benchmarks.experiment_config.load_config`, with ``seeds``.
+        config: From :func:`benchmarks.harness.experiment_config.load_config`, with ``seeds``.
         out: The folder of the whole comparison (``seed-N`` folders and the pooled report).
         progress: Show progress bars and stage lines.
 
@@ -49,8 +49,8 @@ def run_seeds(
         ValueError: If ``config["seeds"]`` is empty, or as ``run_comparison``.
 
     """
-    from benchmarks.compare import run_comparison
-    from benchmarks.pool import pool_runs, write_pooled
+    from benchmarks.harness.compare import run_comparison
+    from benchmarks.harness.pool import pool_runs, write_pooled
 
     seeds = list(config["seeds"])
     if not seeds:

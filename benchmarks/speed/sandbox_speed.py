@@ -8,7 +8,7 @@ official in-process approach (``exec`` + ``SIGALRM``; fast, no isolation at all)
 approach computes each reference's outputs once and reuses them, and all four must
 agree on which candidates pass.
 
-    python -m benchmarks.sandbox_speed --tasks 100
+    python -m benchmarks.speed.sandbox_speed --tasks 100
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from benchmarks.output import print_result
-from benchmarks.task_quality import guess_answer
+from benchmarks.speed.output import run_from_command_line
 from sweetrl_gym.sandbox import Sandbox
 from sweetrl_gym.tasks import load_backend_tasks
+from sweetrl_gym.tasks.guesses import guess_answer
 
 # The baseline runner: a fresh interpreter executes the code and prints its outputs.
 _FRESH_RUNNER = """
@@ -128,7 +128,7 @@ def run(*, tasks: int = 100) -> dict[str, Any]:
     for task in load_backend_tasks("bundled", split="test")[:tasks]:
         calls = list(task.test_cases.values())
         jobs.append((task.ground_truth, task.ground_truth, calls))
-        jobs.append((guess_answer(task, None), task.ground_truth, calls))
+        jobs.append((guess_answer(task), task.ground_truth, calls))
 
     fresh, fresh_s = score_with(fresh_interpreter_outputs, jobs)
     official, official_s = score_with(in_process_outputs, jobs)
@@ -173,10 +173,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     """Run the benchmark from the command line; prints and returns the result."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=int, default=100, help="first N bundled test tasks")
-    args = parser.parse_args(argv)
-    result = run(**vars(args))
-    print_result(result)
-    return result
+    return run_from_command_line(parser, argv, run)
 
 
 if __name__ == "__main__":

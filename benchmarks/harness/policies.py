@@ -1,0 +1,148 @@
+"""The policies of a comparison: the raw model, the warm start's clone, saved policies.
+
+Every method starts from a fresh copy of the same base policy (:func:`base_policy`): the
+raw model the config names (:func:`build_policy`) or, with a warm start, its
+behaviour-cloned copy saved under ``methods/warm-start``. Scripted agents
+(:func:`scripted_agent`) are the warm start's demonstrators and the command line's
+reference agents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agents import TransformersAgent
+
+__all__ = [
+    "WARM_START",
+    "base_policy",
+    "build_policy",
+    "saved_policy",
+    "scripted_agent",
+    "system_prompt",
+]
+
+_FRONTEND = "ColBench-Frontend-v0"
+# The warm start's name: its fit in methods/warm-start, its evaluation in eval/warm-start.jsonl.
+WARM_START = "warm-start"
+
+
+def build_policy(config: Mapping[str, Any], *, evaluation: bool = False) -> TransformersAgent:
+    """Return a fresh base policy (an ``agents.TransformersAgent``) as the config describes.
+
+    ``policy.model`` is ``"default"`` (the embedded SmolLM2-135M), ``"tiny"`` (a
+    random-init test model), a local model folder or a Hugging Face hub id (read by
+    ``from_pretrained``; ``HF_HUB_OFFLINE=1`` keeps it to the local cache).
+    ``policy.dtype`` (``"auto"``: the checkpoint's own) and ``policy.device``
+    (``"auto"``: this process's ``accelerate`` device) say where and how it is loaded.
+
+    Args:
+        config: The whole comparison config.
+        evaluation: Sample at ``policy.eval_temperature`` (else ``policy.temperature``).
+
+    Raises:
+        FileNotFoundError: If ``policy.model`` is a path that does not exist.
+        OSError: If a hub id cannot be loaded (the message says what to check).
+
+    """
+    from agents import TransformersAgent, load_causal_lm, load_default_agent
+    from agents.dtypes import torch_dtype
+    from agents.loading import DEFAULT_MODEL
+
+    policy = config["policy"]
+    device = policy.get("device", "auto")
+    settings = {
+        "temperature": policy["eval_temperature" if evaluation else "temperature"],
+        "max_new_tokens": policy["max_new_tokens"],
+        "batch_size": policy["batch_size"],
+        "seed": config["seed"],
+        "device": None if device == "auto" else device,
+        "system_prompt": system_prompt(config),
+    }
+    dtype = policy.get("dtype", "auto")
+    model = policy["model"]
+    if model == DEFAULT_MODEL:  # the agent's dtype default: bf16 where it is native
+        return load_default_agent(**settings, **({} if dtype == "auto" else {"dtype": dtype}))
+    if model == "tiny":
+        from agents.tiny_model import make_tiny_lm
+
+        lm, tokenizer = make_tiny_lm(seed=config["seed"])
+        if dtype != "auto":
+            lm = lm.to(torch_dtype(dtype))
+        return TransformersAgent(lm, tokenizer, **settings)
+    lm, tokenizer = load_causal_lm(model, dtype=dtype, what="policy.model")
+    return TransformersAgent(lm, tokenizer, **settings)
+
+
+def system_prompt(config: Mapping[str, Any]) -> str:
+    """Return the agent's system prompt that ``policy.system_prompt`` names.
+
+    ``"full"``: the agent prompt of the environment; ``"short"``: the one-line backend
+    prompt (frontend runs keep the full one); anything else is the prompt's own text.
+    """
+    from agents import BACKEND_AGENT_PROMPT, FRONTEND_AGENT_PROMPT, SHORT_BACKEND_AGENT_PROMPT
+
+    choice = config["policy"]["system_prompt"]
+    frontend = config["env"]["id"] == _FRONTEND
+    if choice == "full" or (choice == "short" and frontend):
+        return FRONTEND_AGENT_PROMPT if frontend else BACKEND_AGENT_PROMPT
+    if choice == "short":
+        return SHORT_BACKEND_AGENT_PROMPT
+    return str(choice)
+
+
+def base_policy(
+    config: Mapping[str, Any], out: Path, *, evaluation: bool = False
+) -> TransformersAgent:
+    """Return a fresh copy of the policy every method starts from.
+
+    With a warm start (``warm_start.demonstrator``), the behaviour-cloned model saved
+    under ``out/methods/warm-start``; without one, the raw model (:func:`build_policy`).
+    """
+    if not config["warm_start"]["demonstrator"]:
+        return build_policy(config, evaluation=evaluation)
+    return saved_policy(out / "methods" / WARM_START / "model", config, evaluation=evaluation)
+
+
+def saved_policy(
+    directory: Path, config: Mapping[str, Any], *, evaluation: bool = False
+) -> TransformersAgent:
+    """Load a policy saved by ``Algorithm.save`` with the config's sampling and dtype."""
+    from agents.dtypes import torch_dtype
+    from algorithms import Algorithm
+
+    policy = Algorithm.load(directory).policy
+    settings = config["policy"]
+    policy.temperature = float(settings["eval_temperature" if evaluation else "temperature"])
+    policy.max_new_tokens = int(settings["max_new_tokens"])
+    policy.batch_size = int(settings["batch_size"])
+    if settings.get("dtype", "auto") != "auto":
+        # Training keeps fp32 master weights; sampling runs in the configured dtype.
+        policy.model.to(torch_dtype(settings["dtype"]))
+    return policy
+
+
+def scripted_agent(name: str, config: Mapping[str, Any]) -> Any:
+    """Return the scripted agent ``name`` for ``config``.
+
+    ``oracle``, ``random``, ``immediate`` or ``collaborator`` (the warm start's
+    demonstrator, asking each detail with ``warm_start.ask_probability``).
+    """
+    from agents import ImmediateAnswerAgent, OracleAgent, RandomAgent, ScriptedCollaborator
+
+    max_turns = config["env"]["max_turns"]
+    if name == "collaborator":
+        probability = config["warm_start"]["ask_probability"]
+        return ScriptedCollaborator(probability, max_turns=max_turns, seed=config["seed"])
+    if name == "oracle":
+        return OracleAgent(max_turns=max_turns)
+    if name == "random":
+        return RandomAgent(max_turns=max_turns, seed=config["seed"])
+    if name == "immediate":
+        return ImmediateAnswerAgent()
+    raise ValueError(
+        f"no scripted agent {name!r}; choose oracle, random, immediate or collaborator"
+    )
