@@ -90,13 +90,14 @@ def load_causal_lm(
         OSError: If a hub id cannot be loaded: transformers' error with a hint.
 
     """
-    if resolve_model_source(name_or_path, what) == DEFAULT_MODEL:
+    source = resolve_model_source(name_or_path, what)
+    if source == DEFAULT_MODEL:
         from agents.default_model import load_default_model
 
         return load_default_model(dtype=dtype)
     # The tokenizer first: a bad id or a missing cache fails before any weights load.
-    tokenizer = load_tokenizer(name_or_path, what=what)
-    return load_model(name_or_path, dtype=dtype, what=what), tokenizer
+    tokenizer = load_tokenizer(source, what=what)
+    return load_model(source, dtype=dtype, what=what), tokenizer
 
 
 def load_model(
