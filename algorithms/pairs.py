@@ -164,6 +164,7 @@ def turn_pairs(
     num_pairs: int = 4,
     rng: np.random.Generator,
     task_id: str = "",
+    groups: Sequence[Any] | None = None,
 ) -> list[TurnPair]:
     """Pair candidates of the top half with candidates of the bottom half (SWEET-RL step 4).
 
@@ -172,6 +173,12 @@ def turn_pairs(
     a (chosen, rejected) combination. Pairs whose scores tie are skipped: they carry
     no preference.
 
+    With ``groups``, a candidate is paired only within its group (e.g. questions with
+    questions, answers with answers), each group ranked and halved on its own; the
+    turn's ``num_pairs`` are shared among the groups in proportion to their sizes (at
+    least one pair for a group of two or more), so the pairs' chosen actions keep the
+    groups' sampled shares.
+
     Args:
         messages: The turn's context.
         candidates: Sampled actions for the turn.
@@ -179,13 +186,47 @@ def turn_pairs(
         num_pairs: Pairs to draw (the paper: 4); fewer when there are not enough.
         rng: Source of randomness.
         task_id: The turn's task, recorded in each pair.
+        groups: One hashable label per candidate; ``None``: one group (the paper).
 
     Returns:
-        Up to ``num_pairs`` pairs.
+        Up to ``num_pairs`` pairs (with groups, a few more where rounding up gives each
+        group its one pair).
 
     """
     if len(candidates) != len(scores):
         raise ValueError(f"{len(candidates)} candidates but {len(scores)} scores")
+    if groups is None:
+        return _half_pairs(messages, candidates, scores, num_pairs, rng, task_id)
+    if len(groups) != len(candidates):
+        raise ValueError(f"{len(candidates)} candidates but {len(groups)} group labels")
+    members: dict[Any, list[int]] = {}
+    for index, label in enumerate(groups):
+        members.setdefault(label, []).append(index)
+    pairs = []
+    for indices in members.values():
+        if len(indices) < 2:
+            continue
+        share = max(1, round(num_pairs * len(indices) / len(candidates)))
+        pairs += _half_pairs(
+            messages,
+            [candidates[i] for i in indices],
+            [scores[i] for i in indices],
+            share,
+            rng,
+            task_id,
+        )
+    return pairs
+
+
+def _half_pairs(
+    messages: Sequence[dict[str, str]],
+    candidates: Sequence[str],
+    scores: Sequence[float],
+    num_pairs: int,
+    rng: np.random.Generator,
+    task_id: str,
+) -> list[TurnPair]:
+    """:func:`turn_pairs` within one group: top half against bottom half."""
     ranked = sorted(range(len(candidates)), key=lambda i: -scores[i])
     half = len(ranked) // 2
     top, bottom = ranked[:half], ranked[len(ranked) - half :]

@@ -17,7 +17,8 @@ public method usable on its own; :meth:`SweetRL.fit` runs them in sequence.
    (:meth:`SweetRL.score_actions`); by default, candidates cut off at ``max_new_tokens``
    are dropped (they would teach the policy to stop mid-answer).
 4. **Turn pairs** (same method): one top-half candidate vs one bottom-half candidate,
-   4 pairs per turn.
+   4 pairs per turn (with ``mixed_pairs=False``, questions and answers each among
+   their own kind).
 5. **The policy** (:meth:`SweetRL.fit_policy`): DPO on the turn pairs plus an NLL term on
    the chosen action.
 
@@ -191,6 +192,12 @@ class SweetRLConfig(TrainingConfig):
             policy to keep asking; see docs/results.md). ``"answers"``: the mirror image,
             only the turns where the episode answered, only answering candidates: DPO
             shapes the answer's content where the policy already answers.
+        mixed_pairs: Pair a question with an answer sampled at the same turn (paper).
+            ``False``: a turn's questions are paired only with its questions and its
+            answers with its answers (each kind ranked and halved on its own, the
+            turn's ``pairs_per_turn`` shared in proportion to the kinds' counts), so the
+            critic shapes what the policy asks and answers but never trades one against
+            the other: the decision to answer stays where the sampling policy had it.
 
     """
 
@@ -218,6 +225,7 @@ class SweetRLConfig(TrainingConfig):
     drop_truncated_candidates: bool = True
     pairs_per_turn: int = 4
     pair_turns: str = "all"
+    mixed_pairs: bool = True
 
     def __post_init__(self) -> None:
         if self.critic_score == "sum":  # the name before "token_mean" existed
@@ -749,6 +757,9 @@ class SweetRL(Algorithm):
         bar.close()
         pairs = []
         for (trajectory, turn), row in zip(selected, ranked):
+            kinds = None
+            if not self.config.mixed_pairs:
+                kinds = [parse_action(c).is_answer for c in row.candidates]
             pairs += turn_pairs(
                 turn.messages,
                 row.candidates,
@@ -756,6 +767,7 @@ class SweetRL(Algorithm):
                 num_pairs=self.config.pairs_per_turn,
                 rng=rng,
                 task_id=trajectory.task_id,
+                groups=kinds,
             )
         dropped = {key: sum(row.dropped[key] for row in ranked) for key in _DROPPED_CANDIDATES}
         return {"pairs": to_json(pairs), **dropped}

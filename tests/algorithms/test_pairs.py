@@ -61,6 +61,36 @@ def test_turn_pairs_skip_ties_and_short_lists():
         turn_pairs([], ["a", "b"], [1.0], rng=rng)
 
 
+def test_turn_pairs_with_groups_pair_within_a_group_only():
+    # Six questions, two answers; the best and the worst candidates are the answers, so
+    # one ranking of all eight would oppose them to questions.
+    candidates = [*(f"q{i}" for i in range(6)), "A-best", "A-worst"]
+    scores = [0.1, 0.5, -0.2, 0.3, 0.0, 0.2, 0.9, -0.9]
+    kinds = [c.startswith("A") for c in candidates]
+    for seed in range(20):
+        pairs = turn_pairs(
+            [], candidates, scores, num_pairs=2, rng=np.random.default_rng(seed), groups=kinds
+        )
+        assert all(p.chosen[0] == p.rejected[0] for p in pairs)
+        answers = [p for p in pairs if p.chosen.startswith("A")]
+        questions = [p for p in pairs if p.chosen.startswith("q")]
+        # The two pairs shared 6:2 round to 2 and 0, and a group of two gets its one.
+        assert [(p.chosen, p.rejected) for p in answers] == [("A-best", "A-worst")]
+        assert len(questions) == 2
+        top = {"q1", "q3", "q5"}  # each group is halved on its own
+        assert all(p.chosen in top and p.rejected not in top for p in questions)
+    # A group of one has nobody to pair with.
+    assert turn_pairs([], ["q", "A"], [1.0, 0.0], rng=np.random.default_rng(0), groups=[0, 1]) == []
+    # One group is the plain ranking, draw for draw.
+    plain = turn_pairs([], candidates, scores, num_pairs=3, rng=np.random.default_rng(1))
+    grouped = turn_pairs(
+        [], candidates, scores, num_pairs=3, rng=np.random.default_rng(1), groups=[0] * 8
+    )
+    assert plain == grouped
+    with pytest.raises(ValueError, match="8 candidates but 2 group labels"):
+        turn_pairs([], candidates, scores, rng=np.random.default_rng(0), groups=[0, 1])
+
+
 def test_pairs_export_as_trl_preference_datasets(shared_buffer, tiny_policy):
     from trl.data_utils import is_conversational, maybe_apply_chat_template
 

@@ -451,6 +451,34 @@ def test_question_pairs_leave_the_answer_turns_alone():
     assert used & set(answers)
 
 
+def test_unmixed_pairs_oppose_questions_to_questions_and_answers_to_answers():
+    questions = ["What should it return?", "Which rounding?", "Is the list sorted?"]
+    answers = [
+        "I WANT TO ANSWER: def f(x): return 1",
+        "I WANT TO ANSWER: def f(x): return x",
+        "I WANT TO ANSWER: def f(x): return 2",
+    ]
+    buffer = synthetic_buffer(3)
+    settings = {**SMALL, "critic_epochs": 1, "num_candidates": 6, "candidate_fraction": 0.5}
+
+    def kinds(pairs):
+        return {(p.chosen in answers, p.rejected in answers) for p in pairs}
+
+    policy = fresh_policy()
+    _fixed_candidates(policy, questions, answers)
+    algo = SweetRL(policy, **settings, mixed_pairs=False)
+    metrics = algo.fit(buffer)
+    assert metrics["train/num_pairs"] == len(algo.policy_pairs) > 0
+    assert kinds(algo.policy_pairs) == {(False, False), (True, True)}  # both, never mixed
+
+    # The paper's pairing on the same candidates and critic: a question meets an answer.
+    mixed = fresh_policy()
+    _fixed_candidates(mixed, questions, answers)
+    algo = SweetRL(mixed, **settings)
+    algo.fit_critic(algo.trajectory_pairs(buffer))
+    assert kinds(algo.candidate_pairs(buffer)) & {(True, False), (False, True)}
+
+
 @pytest.mark.parametrize(
     ("pair_turns", "sampled", "error"),
     [
