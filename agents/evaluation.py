@@ -10,7 +10,8 @@ import numpy as np
 
 from agents.base import Agent, PrivilegedAgent
 from agents.rollout import collect
-from sweetrl_gym.trajectory import TrajectoryBuffer
+from sweetrl_gym.actions import parse_action
+from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer
 
 __all__ = [
     "bootstrap_ci",
@@ -110,7 +111,9 @@ def summarize(
 
     Returns:
         ``success_rate`` (all tests pass), ``tests_passed`` (mean fraction of tests
-        passed; for frontend tasks ``similarity``), ``avg_turns``, each with
+        passed; for frontend tasks ``similarity``), ``avg_turns``, ``answer_rate``
+        (share of episodes the agent ended with ``I WANT TO ANSWER:``; the others ran
+        out of turns, their last message scored as it was), each with
         ``<metric>_ci_low`` / ``<metric>_ci_high``, plus ``num_tasks`` and
         ``num_episodes``.
 
@@ -126,6 +129,7 @@ def summarize(
         "success_rate": [np.mean([t.success for t in g]) for g in groups],
         score_name: [np.mean([t.reward for t in g]) for g in groups],
         "avg_turns": [np.mean([t.num_turns for t in g]) for g in groups],
+        "answer_rate": [np.mean([_answered(t) for t in g]) for g in groups],
     }
     metrics: dict[str, float] = {}
     rng = np.random.default_rng(seed)
@@ -137,6 +141,11 @@ def summarize(
     metrics["num_tasks"] = float(len(groups))
     metrics["num_episodes"] = float(len(buffer))
     return metrics
+
+
+def _answered(trajectory: Trajectory) -> bool:
+    """Whether the agent's last message gave its final answer (``I WANT TO ANSWER:``)."""
+    return bool(trajectory.turns) and parse_action(trajectory.turns[-1].action).is_answer
 
 
 def bootstrap_ci(

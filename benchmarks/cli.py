@@ -771,7 +771,7 @@ def _configs(args: argparse.Namespace) -> int:
 
 def _print_metrics(metrics: dict[str, Any]) -> None:
     """Print metrics, ``name  value  [low, high]`` when an interval comes with them."""
-    first = ("success_rate", "tests_passed", "similarity", "avg_turns")
+    first = ("success_rate", "tests_passed", "similarity", "avg_turns", "answer_rate")
     keys = [k for k in first if k in metrics] + sorted(k for k in metrics if k not in first)
     for key in keys:
         if key.endswith(("_ci_low", "_ci_high")):

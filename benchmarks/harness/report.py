@@ -62,6 +62,7 @@ _METRICS = (
     ("tests_passed", "Tests passed", "percent"),
     ("similarity", "Similarity", "score"),
     ("avg_turns", "Avg. turns", "turns"),
+    ("answer_rate", "Answered", "percent"),
 )
 _KIND = {key: kind for key, _, kind in _METRICS}
 _TITLE = {key: title for key, title, _ in _METRICS}

@@ -25,6 +25,29 @@ def test_oracle_and_floor_on_the_test_split():
     assert oracle["avg_turns_ci_low"] <= oracle["avg_turns"] <= oracle["avg_turns_ci_high"]
 
 
+class _AlwaysAsks:
+    """An agent that never gives its answer: every episode runs out of turns."""
+
+    def act(self, batch):
+        return ["What else should I know?" for _ in batch]
+
+
+def test_answer_rate_counts_the_episodes_that_gave_an_answer(small_tasks):
+    kwargs = {"env_kwargs": {"tasks": small_tasks, "max_turns": 3}, "progress": False}
+    answers = evaluate(ImmediateAnswerAgent(), num_tasks=4, **kwargs)
+    asks = evaluate(_AlwaysAsks(), num_tasks=4, **kwargs)
+    assert answers["answer_rate"] == answers["answer_rate_ci_low"] == 1.0
+    assert asks["answer_rate"] == asks["answer_rate_ci_high"] == 0.0
+    assert asks["avg_turns"] == 3.0 and asks["success_rate"] == 0.0
+    # A task's episodes are averaged first, as for every metric; OUTPUT: is read as the
+    # environment reads it.
+    answer, question = "OUTPUT: I WANT TO ANSWER: def f(): pass", "I WANT TO ANSWER: later?"
+    episodes = [fake("a", 0.0), fake("a", 0.0), fake("b", 0.0)]
+    episodes[0].turns[-1].action = answer
+    episodes[2].turns[-1].action = f"OUTPUT: {question.split(': ', 1)[1]}"
+    assert summarize(TrajectoryBuffer(episodes))["answer_rate"] == pytest.approx(0.25)
+
+
 def test_evaluate_keeps_episodes_and_checks_num_tasks(small_tasks, tmp_path):
     kwargs = {"env_kwargs": {"tasks": small_tasks}, "progress": False}
     out = tmp_path / "eval.jsonl"

@@ -72,7 +72,9 @@ def test_compare_smoke_end_to_end_over_seeds_and_resume(tmp_path, capsys):
     assert "| SWEET-RL |" in table and "| Zero-shot |" in table
     assert "| Warm start (BC) |" in table and "95% paired CI" in table
     assert "SWEET-RL's turn pairs, checked against the environment" in table
-    for plot in ["success_rate.png", "tests_passed.png", "avg_turns.png", "training_curves.png"]:
+    assert "| Avg. turns | Answered |" in table
+    plots = ["success_rate.png", "tests_passed.png", "avg_turns.png", "answer_rate.png"]
+    for plot in [*plots, "training_curves.png"]:
         assert (out / plot).stat().st_size > 1000
     printed = capsys.readouterr().out
     assert "pooled.md" in printed and "- SWEET-RL vs Warm start (BC):" in printed

@@ -230,6 +230,22 @@ def test_table_rows_follow_the_run_order_and_skipped_methods_say_why():
     assert all(line.count(" | ") == lines[0].count(" | ") for line in lines)
 
 
+def test_the_share_of_episodes_that_answered_is_a_column_when_evaluated(tmp_path):
+    results = backend_results()
+    assert "Answered" not in report.format_table(results)  # an older results.json
+    for name, share in (("zero-shot", 0.4), ("sweet-rl", 0.775)):
+        results["methods"][name]["eval"].update(
+            answer_rate=share, answer_rate_ci_low=share - 0.05, answer_rate_ci_high=share + 0.05
+        )
+    table = report.format_table(results)
+    assert "| Method | Success rate | Tests passed | Avg. turns | Answered | Trained in |" in table
+    assert "| 3.1 [2.9, 3.4] | 40.0% [35.0%, 45.0%] | — |" in table
+    assert "| 2.5 [2.3, 2.7] | 77.5% [72.5%, 82.5%] | 1 h 2 min |" in table
+    assert "| 3.0 [2.8, 3.2] | — | 42.0 s |" in table  # RFT: not measured
+    report.write_report(results, tmp_path)
+    assert (tmp_path / "answer_rate.png").stat().st_size > 1000
+
+
 def test_rows_show_dashes_for_missing_or_nan_values():
     results = backend_results()
     results["methods"]["rft"]["eval"]["tests_passed"] = float("nan")
