@@ -288,6 +288,8 @@ class ChatClient:
 
         The prompt goes as is (no chat template is applied by the server), so a policy
         that formats its own prompts generates from exactly the text it was trained on.
+        A temperature above 0 samples, also on ``transformers serve`` (which otherwise
+        follows the model's generation config, greedy for a saved policy).
 
         Args:
             prompt: The whole prompt, chat template included.
@@ -323,6 +325,11 @@ class ChatClient:
             body["seed"] = int(seed)
         if logprobs:
             body["logprobs"] = 1  # the legacy field: log-probs of the sampled tokens
+        # `transformers serve` samples only where the generation config says do_sample,
+        # and a saved policy's does not: at any temperature it answered greedily, so
+        # every "sample" of a prompt was the same. Its own field says so (unset values
+        # still come from the model's config); other servers ignore it (vLLM logs it).
+        body["extra_body"] = {"generation_config": json.dumps({"do_sample": temperature > 0})}
         return self._post_with_retries(body, self._post_text, self.text_url)
 
     def _post_with_retries(

@@ -44,7 +44,12 @@ def test_prompt_completions_carry_n_sampling_and_summed_logprobs():
         "max_tokens": 7,
         "seed": 11,
         "logprobs": 1,
+        # For `transformers serve`, which samples only where its generation config says so.
+        "generation_config": '{"do_sample": true}',
     }
+    with FakeOpenAI() as server:
+        fast_client(server.base_url, "m", {}).complete_prompt("p", temperature=0.0)
+        assert server.requests[0].body["generation_config"] == '{"do_sample": false}'
 
 
 def test_prompt_completions_retry_and_name_the_text_endpoint_on_failure():

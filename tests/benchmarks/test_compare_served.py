@@ -30,6 +30,13 @@ def test_a_comparison_generates_through_a_real_server(tmp_path, monkeypatch):
     assert set(logs) == {"collect", "sweet-rl", "eval-warm-start", "eval-rft", "eval-sweet-rl"}
     assert all("POST /v1/completions" in log for log in logs.values())
 
+    # Served sampling samples: a task's three training episodes at temperature 1.0 differ
+    # (`transformers serve` had answered every one greedily, the same dialogue thrice).
+    first_actions: dict[str, set[str]] = {}
+    for episode in TrajectoryBuffer.load(out / "data" / "train.jsonl"):
+        first_actions.setdefault(episode.task_id, set()).add(episode.turns[0].action)
+    assert all(len(actions) > 1 for actions in first_actions.values())
+
     # Served greedy evaluation is the local one: the same episodes from the same weights.
     config = load_config("smoke", overrides)
     served = TrajectoryBuffer.load(out / "eval" / "warm-start.jsonl")
