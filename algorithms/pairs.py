@@ -176,8 +176,8 @@ def turn_pairs(
     With ``groups``, a candidate is paired only within its group (e.g. questions with
     questions, answers with answers), each group ranked and halved on its own; the
     turn's ``num_pairs`` are shared among the groups in proportion to their sizes (at
-    least one pair for a group of two or more), so the pairs' chosen actions keep the
-    groups' sampled shares.
+    least one pair for a group of two or more), so the pairs' chosen actions keep
+    roughly the groups' sampled shares.
 
     Args:
         messages: The turn's context.

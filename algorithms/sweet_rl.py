@@ -195,9 +195,9 @@ class SweetRLConfig(TrainingConfig):
         mixed_pairs: Pair a question with an answer sampled at the same turn (paper).
             ``False``: a turn's questions are paired only with its questions and its
             answers with its answers (each kind ranked and halved on its own, the
-            turn's ``pairs_per_turn`` shared in proportion to the kinds' counts), so the
-            critic shapes what the policy asks and answers but never trades one against
-            the other: the decision to answer stays where the sampling policy had it.
+            turn's ``pairs_per_turn`` shared in proportion to the kinds' counts): no pair
+            sets asking against answering. The NLL and DPO terms on same-kind pairs can
+            still move the decision to answer (docs/results.md, run 13).
 
     """
 
