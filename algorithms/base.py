@@ -35,7 +35,7 @@ from algorithms.lora import (
 )
 from algorithms.models import load_weights, save_causal_lm
 from algorithms.run_directory import RunDirectory, fingerprint
-from algorithms.trainer import Stage, Trainer
+from algorithms.trainer import Stage, Trainer, leave_cpu
 from sweetrl_gym.model_types import CausalLM, Tokenizer
 from sweetrl_gym.processes import process_state
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn
@@ -230,6 +230,7 @@ class Algorithm(ABC):
     def _close_trainer(self, trainer: Trainer) -> None:
         self.history = list(trainer.logger.history)
         trainer.logger.close()
+        leave_cpu(trainer.accelerator)
 
     @contextmanager
     def _session(self, data: Any) -> Iterator[Trainer]:

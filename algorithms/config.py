@@ -193,13 +193,17 @@ class TrainingConfig:
         return cls.from_dict(json.loads(Path(path).read_text()))
 
 
-def resolve_mixed_precision(mode: str, model: CausalLM | None = None) -> str:
+def resolve_mixed_precision(
+    mode: str, model: CausalLM | None = None, *, on_gpu: bool = True
+) -> str:
     """Turn ``"auto"`` into ``"bf16"`` on a bf16-capable GPU or for a bf16 model, else ``"no"``.
 
     Args:
         mode: One of :data:`MIXED_PRECISION_MODES`.
         model: The model to train; if its weights are bf16 (e.g. loaded with
             ``dtype="bfloat16"``), ``"auto"`` computes under bf16 autocast on any device.
+        on_gpu: Whether training runs on the GPU when there is one (``False``: a model
+            kept on the CPU, whose precision a GPU beside it does not decide).
 
     Returns:
         The mode to hand to ``accelerate``.
@@ -209,7 +213,7 @@ def resolve_mixed_precision(mode: str, model: CausalLM | None = None) -> str:
         return mode
     import torch
 
-    if torch.cuda.is_available() and torch.cuda.is_bf16_supported():
+    if on_gpu and torch.cuda.is_available() and torch.cuda.is_bf16_supported():
         return "bf16"
     if model is not None and any(p.dtype == torch.bfloat16 for p in model.parameters()):
         return "bf16"

@@ -12,6 +12,7 @@ a checkpoint a resumed stage skips exactly the batches it had already trained on
 from __future__ import annotations
 
 import math
+import os
 import warnings
 import zlib
 from collections import defaultdict
@@ -28,6 +29,7 @@ from algorithms.batches import length_grouped_order
 from algorithms.config import TrainingConfig, resolve_mixed_precision
 from algorithms.logger import MetricsLogger
 from algorithms.run_directory import RunDirectory
+from sweetrl_gym.local_lm import model_device
 from sweetrl_gym.processes import process_state
 
 if TYPE_CHECKING:
@@ -115,7 +117,10 @@ def make_accelerator(config: TrainingConfig, model: torch.nn.Module | None = Non
     from accelerate import Accelerator
     from accelerate.state import AcceleratorState
 
-    precision = resolve_mixed_precision(config.mixed_precision, model)
+    cpu = stays_on_cpu(model)
+    precision = resolve_mixed_precision(config.mixed_precision, model, on_gpu=not cpu)
+    if cpu or _device_changes(cpu):  # accelerate keeps one device per process
+        AcceleratorState._reset_state(reset_partial_state=True)
     state = AcceleratorState._shared_state
     if state and state.get("_mixed_precision", precision) != precision:
         if state.get("num_processes", 1) > 1 or state.get("deepspeed_plugins") is not None:
@@ -129,11 +134,53 @@ def make_accelerator(config: TrainingConfig, model: torch.nn.Module | None = Non
     accelerator = Accelerator(
         mixed_precision=precision,
         gradient_accumulation_steps=config.gradient_accumulation_steps,
+        cpu=cpu,
     )
     plugin = accelerator.state.deepspeed_plugin
     if plugin is not None:
         fill_deepspeed_batch_size(plugin.deepspeed_config, config.batch_size)
     return accelerator
+
+
+def stays_on_cpu(model: torch.nn.Module | None) -> bool:
+    """Whether one process trains ``model`` on the CPU although there is a GPU.
+
+    ``accelerate`` would move the model to the GPU; a model its caller keeps on the CPU
+    (an agent made with ``device="cpu"``; by default agents go to the GPU) trains where
+    it is, so the agent that generates with it, its frozen copies and its batches stay on
+    one device. Several processes (``accelerate launch``, ``torchrun``) always train on
+    each process's own device.
+    """
+    if model is None or not torch.cuda.is_available():
+        return False
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        return False
+    return model_device(model).type == "cpu"
+
+
+def _device_changes(cpu: bool) -> bool:
+    """Whether one process's ``accelerate`` state is on the other side of CPU vs GPU."""
+    from accelerate.state import PartialState
+
+    device = PartialState._shared_state.get("device")
+    if device is None or not torch.cuda.is_available():
+        return False
+    return int(os.environ.get("WORLD_SIZE", "1")) <= 1 and (device.type == "cpu") != cpu
+
+
+def leave_cpu(accelerator: Any) -> None:
+    """After training on the CPU beside a GPU, give the process its default device back.
+
+    ``accelerate`` keeps one device per process (``PartialState``), which agents made
+    without a device are placed by (:func:`sweetrl_gym.local_lm.place_model`): once the
+    CPU accelerator is done with, a later agent goes to the GPU again.
+    """
+    if not torch.cuda.is_available() or accelerator.num_processes > 1:
+        return
+    if getattr(accelerator, "device", None) == torch.device("cpu"):
+        from accelerate.state import AcceleratorState
+
+        AcceleratorState._reset_state(reset_partial_state=True)
 
 
 def fill_deepspeed_batch_size(deepspeed_config: dict[str, Any], batch_size: int) -> None:

@@ -307,7 +307,7 @@ def test_half_precision_cpu_generation_packs_grouped_query_attention(monkeypatch
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(0)
         model = LlamaForCausalLM(config).eval()
-    agent = TransformersAgent(model, tokenizer, temperature=0, max_new_tokens=8)
+    agent = TransformersAgent(model, tokenizer, device="cpu", temperature=0, max_new_tokens=8)
     fp32 = agent.act([conversation(3)])  # fp32: transformers' attention as it is
     used = []
     monkeypatch.setattr(torch.nn.functional, "scaled_dot_product_attention", _recording_sdpa(used))

@@ -176,7 +176,7 @@ def test_fit_trains_both_models_and_save_load_round_trips(
     assert _changed(critic_before, archer.critic)
     assert _changed(policy_before, tiny_policy.model)
 
-    loaded = Algorithm.load(archer.save(tmp_path / "archer"))
+    loaded = Algorithm.load(archer.save(tmp_path / "archer"), device="cpu")
     assert isinstance(loaded, ArCHer)
     assert loaded.config == archer.config
     for name, tensor in tiny_policy.model.state_dict().items():
@@ -200,7 +200,7 @@ def test_critic_model_initialises_the_critic_and_is_saved_with_it(tiny_policy, t
         critic_lm["model.embed_tokens.weight"], tiny_policy.model.model.embed_tokens.weight
     )
 
-    loaded = Algorithm.load(archer.save(tmp_path / "saved"))
+    loaded = Algorithm.load(archer.save(tmp_path / "saved"), device="cpu")
     loaded_critic = loaded.critic.state_dict()
     for name, tensor in archer.critic.state_dict().items():
         assert torch.equal(loaded_critic[name], tensor), name

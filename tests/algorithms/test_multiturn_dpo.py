@@ -34,7 +34,7 @@ def test_fit_prefers_chosen_trajectories_and_round_trips(shared_buffer, tiny_pol
     assert any(not torch.equal(before[k], v) for k, v in tiny_policy.model.state_dict().items())
 
     algo.save(tmp_path / "dpo")
-    loaded = Algorithm.load(tmp_path / "dpo")
+    loaded = Algorithm.load(tmp_path / "dpo", device="cpu")
     assert isinstance(loaded, MultiTurnDPO) and loaded.config == algo.config
     for key, value in tiny_policy.model.state_dict().items():
         assert torch.equal(loaded.policy.model.state_dict()[key], value)

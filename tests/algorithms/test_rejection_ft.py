@@ -36,7 +36,7 @@ def test_fit_imitates_the_successful_turns_and_round_trips(shared_buffer, tiny_p
     assert any(not torch.equal(before[k], v) for k, v in tiny_policy.model.state_dict().items())
 
     algo.save(tmp_path / "rft")
-    loaded = Algorithm.load(tmp_path / "rft")
+    loaded = Algorithm.load(tmp_path / "rft", device="cpu")
     assert loaded.config == algo.config and loaded.policy.system_prompt == tiny_policy.system_prompt
     for key, value in tiny_policy.model.state_dict().items():
         assert torch.equal(loaded.policy.model.state_dict()[key], value)

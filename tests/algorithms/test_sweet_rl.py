@@ -57,7 +57,7 @@ def test_fit_trains_critic_and_policy_and_round_trips(shared_buffer, tiny_policy
     assert any(not torch.equal(before[k], critic_state[k]) for k in before)
 
     algo.save(tmp_path / "sweet")
-    loaded = Algorithm.load(tmp_path / "sweet")
+    loaded = Algorithm.load(tmp_path / "sweet", device="cpu")
     assert isinstance(loaded, SweetRL) and loaded.config == algo.config
     for key, value in tiny_policy.model.state_dict().items():
         assert torch.equal(loaded.policy.model.state_dict()[key], value)
