@@ -18,6 +18,7 @@ import numpy as np
 import torch
 
 from algorithms.logprobs import TokenizedTurns
+from sweetrl_gym.actions import parse_action
 
 __all__ = [
     "ActorBatch",
@@ -141,12 +142,15 @@ class TurnPairBatch:
         turns: One row per (prompt, action).
         reference_chosen: ``(n,)`` frozen summed log-probs of the chosen actions.
         reference_rejected: ``(n,)`` the same for the rejected actions.
+        chosen_answers: ``(n,)`` bool, whether each chosen action answers (``I WANT TO
+            ANSWER:``) rather than asks.
 
     """
 
     turns: TokenizedTurns
     reference_chosen: torch.Tensor
     reference_rejected: torch.Tensor
+    chosen_answers: torch.Tensor
 
     @property
     def num_pairs(self) -> int:
@@ -303,6 +307,7 @@ def collate_turn_pairs(
             turns=encode(prompts * 2, actions),
             reference_chosen=torch.tensor([p.reference_chosen for p in pairs]),
             reference_rejected=torch.tensor([p.reference_rejected for p in pairs]),
+            chosen_answers=torch.tensor([parse_action(p.chosen).is_answer for p in pairs]),
         )
 
     return collate

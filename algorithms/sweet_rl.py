@@ -124,6 +124,12 @@ class SweetRLConfig(TrainingConfig):
     Attributes:
         dpo_beta: DPO inverse temperature of the policy update (paper: 0.1).
         nll_coef: Weight of the NLL term on the chosen action (paper: 0.01).
+        nll_turns: Which chosen actions the NLL term anchors. ``"all"`` (paper): every
+            pair's. ``"answers"``: only the pairs whose chosen action answers (its weight
+            on each of them unchanged, the questions' term 0): the anchor keeps the code
+            the policy copies, while the critic's chosen questions get the DPO term only,
+            not supervised training on them (which moved the decision to answer;
+            docs/results.md, run 14).
         dpo_coef: Weight of the DPO term of the policy step (paper: 1). 0 leaves the NLL
             term alone: supervised training on the chosen candidates (the
             ``sweet-rl-nll`` control of ``sweetrl compare``).
@@ -203,6 +209,7 @@ class SweetRLConfig(TrainingConfig):
 
     dpo_beta: float = 0.1
     nll_coef: float = 0.01
+    nll_turns: str = "all"
     dpo_coef: float = 1.0
     critic_learning_rate: float = 2e-7
     critic_epochs: int = 4
@@ -238,6 +245,7 @@ class SweetRLConfig(TrainingConfig):
             raise ValueError("dpo_coef and nll_coef are both 0: the policy step has no loss")
         self._check_fraction("candidate_fraction")
         self._check_choice("critic_head", ("log_ratio", "value"))
+        self._check_choice("nll_turns", ("all", "answers"))
         self._check_choice("critic_baseline", ("policy", "start"))
         self._check_choice("critic_score", _CRITIC_SCORES)
         self._check_choice("pair_turns", ("all", "questions", "answers"))
@@ -842,13 +850,16 @@ class SweetRL(Algorithm):
         logps = turn_logprobs(model, batch.turns)
         n = batch.num_pairs
         device = logps.sum.device
+        chosen_nll = -logps.mean[:n]
+        if self.config.nll_turns == "answers":
+            chosen_nll = chosen_nll * batch.chosen_answers.to(device, chosen_nll.dtype)
         out = dpo_loss(
             logps.sum[:n],
             logps.sum[n:],
             batch.reference_chosen.to(device),
             batch.reference_rejected.to(device),
             beta=self.config.dpo_beta,
-            chosen_nll=-logps.mean[:n],
+            chosen_nll=chosen_nll,
             nll_coef=self.config.nll_coef,
             dpo_coef=self.config.dpo_coef,
         )

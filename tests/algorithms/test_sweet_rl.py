@@ -548,3 +548,43 @@ def test_critic_model_starts_the_critic_from_a_model_folder(tiny_policy, tmp_pat
     assert critic is algo.critic and critic is algo._ensure_critic()  # built once
     for name, tensor in other.state_dict().items():
         assert torch.equal(critic.state_dict()[name], tensor), name
+
+
+def _nll_step(pairs, nll_turns):
+    """The policy after an NLL-only step (no DPO term) on ``pairs``; its weights."""
+    policy = fresh_policy()
+    algo = SweetRL(policy, **SMALL, dpo_coef=0.0, nll_coef=1.0, nll_turns=nll_turns)
+    algo.fit_policy(pairs)
+    return weights(policy)
+
+
+def test_nll_on_answers_only_leaves_the_chosen_questions_to_the_dpo_term():
+    from algorithms import TurnPair
+
+    messages = ({"role": "user", "content": "Write f(x) for my shop."},)
+    questions = [
+        TurnPair(messages, "What should it return?", "Which rounding?", 0.2, 0.1),
+        TurnPair(messages, "Is the list sorted?", "Any threshold?", 0.3, 0.0),
+    ]
+    answers = [
+        TurnPair(messages, "I WANT TO ANSWER: def f(x): return x", "Which rounding?", 0.4, 0.1),
+        TurnPair(messages, "OUTPUT: I WANT TO ANSWER: def f(x): return 1", "Any?", 0.5, 0.0),
+    ]
+    start = weights(fresh_policy())
+
+    def moved(after):
+        return any(not torch.equal(start[k], v) for k, v in after.items())
+
+    # Chosen questions: the paper's anchor trains on them, "answers" leaves them be.
+    assert moved(_nll_step(questions, "all"))
+    assert not moved(_nll_step(questions, "answers"))
+    # Chosen answers: the anchor's weight on each is the paper's.
+    both, answers_only = _nll_step(answers, "all"), _nll_step(answers, "answers")
+    assert moved(answers_only)
+    for key, value in both.items():
+        torch.testing.assert_close(answers_only[key], value)
+
+
+def test_nll_turns_is_checked():
+    with pytest.raises(ValueError, match="nll_turns"):
+        SweetRLConfig(nll_turns="questions")
