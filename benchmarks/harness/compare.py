@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import sweetrl_gym  # noqa: F401 - registers the environments
 from benchmarks.harness.controls import TURN_PAIRS, fit_control, is_control
+from benchmarks.harness.folder_lock import folder_lock
 from benchmarks.harness.pair_signal import turn_pair_signal
 from benchmarks.harness.policies import (
     WARM_START,
@@ -286,10 +287,9 @@ def run_comparison(
     Raises:
         ValueError: If ``out`` holds a run of a different config, or a training setting
             is invalid.
+        RuntimeError: If another comparison is running in ``out``.
 
     """
-    from benchmarks.harness.report import write_report
-
     if config.get("seeds"):
         raise ValueError(
             f"the config lists seeds {config['seeds']}: run them with "
@@ -297,9 +297,17 @@ def run_comparison(
             "seed_config(config, seed)"
         )
     config = {k: v for k, v in config.items() if k != "seeds"}  # one run: its `seed` alone
-    state = process_state()
     out = Path(out)
     check_training_settings(config)
+    with folder_lock(out):  # a second launch on the folder would write every episode twice
+        return _run_comparison(config, out, progress)
+
+
+def _run_comparison(config: Mapping[str, Any], out: Path, progress: bool) -> dict[str, Any]:
+    """:func:`run_comparison` in a folder this launch holds."""
+    from benchmarks.harness.report import write_report
+
+    state = process_state()
     _claim(out, config)
     progress = progress and state.is_main_process
     say = print if progress else (lambda *_: None)
