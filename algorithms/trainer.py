@@ -160,18 +160,15 @@ def stays_on_cpu(model: torch.nn.Module | None) -> bool:
 
 def _device_changes(cpu: bool) -> bool:
     """Whether one process's ``accelerate`` state is on the other side of CPU vs GPU."""
-    from accelerate.state import PartialState
-
-    device = PartialState._shared_state.get("device")
-    if device is None or not torch.cuda.is_available():
+    if not torch.cuda.is_available() or int(os.environ.get("WORLD_SIZE", "1")) > 1:
         return False
-    return int(os.environ.get("WORLD_SIZE", "1")) <= 1 and (device.type == "cpu") != cpu
+    return (process_state().device.type == "cpu") != cpu
 
 
 def leave_cpu(accelerator: Any) -> None:
     """After training on the CPU beside a GPU, give the process its default device back.
 
-    ``accelerate`` keeps one device per process (``PartialState``), which agents made
+    ``accelerate`` keeps one device per process (:func:`process_state`), which agents made
     without a device are placed by (:func:`sweetrl_gym.local_lm.place_model`): once the
     CPU accelerator is done with, a later agent goes to the GPU again.
     """
