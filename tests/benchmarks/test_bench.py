@@ -28,7 +28,9 @@ def _check_ok_row(row: dict) -> None:
     assert baseline["value"] >= 0 and ours["value"] >= 0
     if row["ratio"] is not None:  # None only where the baseline measured zero
         assert row["ratio"] > 0
-        assert row["ratio"] == pytest.approx(ours["value"] / baseline["value"], rel=1e-2)
+        # The report rounds the ratio to 3 decimals: under 0.05 that is more than 1%.
+        expected = ours["value"] / baseline["value"]
+        assert row["ratio"] == pytest.approx(expected, rel=1e-2, abs=5e-4)
     else:
         assert baseline["value"] == 0
 
