@@ -26,8 +26,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.harness.compare import demonstrations_file
 from benchmarks.harness.controls import SOURCE, TURN_PAIRS
-from benchmarks.harness.experiment_config import apply_override
+from benchmarks.harness.experiment_config import apply_override, method_settings
 from benchmarks.harness.pair_signal import judge_turn_pairs
 from benchmarks.harness.policies import base_policy
 
@@ -66,8 +67,8 @@ def probe(run: Path, overrides: Sequence[str] = ()) -> dict[str, Any]:
     started = time.perf_counter()
     buffer = TrajectoryBuffer.load(run / "data" / "train.jsonl")
     for name in config["data"].get("demonstrations", ()):  # SWEET-RL trained on them too
-        buffer = buffer + TrajectoryBuffer.load(run / "data" / f"demonstrations-{name}.jsonl")
-    settings = {"seed": config["seed"], **config["training"], **config["methods"][SOURCE]}
+        buffer = buffer + TrajectoryBuffer.load(demonstrations_file(run, name))
+    settings = {"seed": config["seed"], **method_settings(config, SOURCE)}
     critic = SweetRL(base_policy(config, run), **settings)
     trajectory_pairs = critic.trajectory_pairs(buffer)
     train, held_out = split_pairs(

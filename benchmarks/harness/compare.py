@@ -130,12 +130,12 @@ def check_training_settings(config: Mapping[str, Any], names: Iterable[str] = ()
 
     """
     from algorithms import Algorithm
-    from benchmarks.harness.experiment_config import warm_start_settings
+    from benchmarks.harness.experiment_config import method_settings, warm_start_settings
 
     methods = config["methods"]
     named = [*methods["run"], *(k for k in methods if k != "run"), *names]
     checks = [
-        (name, f"[training] or [methods.{name}]", {**config["training"], **methods.get(name, {})})
+        (name, f"[training] or [methods.{name}]", method_settings(config, name))
         for name in dict.fromkeys(named)
         if name != "zero-shot" and not is_control(name)  # controls: SWEET-RL's settings
     ]
@@ -186,6 +186,7 @@ def fit_method(
     from agents.loading import resolve_model_source
     from algorithms import Algorithm, NothingToFit
     from algorithms.batches import to_json
+    from benchmarks.harness.experiment_config import method_settings
 
     state = process_state()
     record_path = directory / "fit.json"
@@ -193,7 +194,7 @@ def fit_method(
         return json.loads(record_path.read_text())
     klass = Algorithm.named(name)
     if settings is None:
-        settings = {**config["training"], **config["methods"].get(name, {})}
+        settings = method_settings(config, name)
     settings = {"seed": config["seed"], **settings}
     if settings.get("critic_model"):  # a hub id or a local folder, as for policy.model
         settings["critic_model"] = resolve_model_source(
@@ -337,7 +338,7 @@ def _run_comparison(config: Mapping[str, Any], out: Path, progress: bool) -> dic
         )
     for name in config["data"]["demonstrations"]:
         say(f"      adding {name} demonstrations on the same tasks")
-        path = out / "data" / f"demonstrations-{name}.jsonl"
+        path = demonstrations_file(out, name)
         buffer = buffer + _collect_train(
             config, scripted_agent(name, config), train_indices, path, progress
         )
@@ -425,6 +426,11 @@ def _run_comparison(config: Mapping[str, Any], out: Path, progress: bool) -> dic
         write_report(results, out)
     state.wait_for_everyone()
     return json.loads((out / "results.json").read_text())
+
+
+def demonstrations_file(out: Path, name: str) -> Path:
+    """Return where a comparison keeps a scripted demonstrator's training episodes."""
+    return out / "data" / f"demonstrations-{name}.jsonl"
 
 
 def _warm_start(

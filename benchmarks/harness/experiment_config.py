@@ -47,6 +47,7 @@ __all__ = [
     "apply_override",
     "config_names",
     "load_config",
+    "method_settings",
     "warm_start_settings",
 ]
 
@@ -287,6 +288,11 @@ def _check(config: dict[str, Any]) -> None:
         raise ConfigError(
             "env.simulator = 'openai' needs env.simulator_base_url and simulator_model"
         )
+
+
+def method_settings(config: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """Return an algorithm's settings: ``[training]`` updated by ``[methods.NAME]``."""
+    return {**config["training"], **config["methods"].get(name, {})}
 
 
 def warm_start_settings(config: Mapping[str, Any]) -> dict[str, Any]:
