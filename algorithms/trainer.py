@@ -151,18 +151,17 @@ def stays_on_cpu(model: torch.nn.Module | None) -> bool:
     one device. Several processes (``accelerate launch``, ``torchrun``) always train on
     each process's own device.
     """
-    if model is None or not torch.cuda.is_available():
-        return False
-    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
-        return False
-    return model_device(model).type == "cpu"
+    return model is not None and _one_process_beside_a_gpu() and model_device(model).type == "cpu"
+
+
+def _one_process_beside_a_gpu() -> bool:
+    """Whether this is a lone process (no launcher) on a machine with a GPU."""
+    return torch.cuda.is_available() and int(os.environ.get("WORLD_SIZE", "1")) <= 1
 
 
 def _device_changes(cpu: bool) -> bool:
     """Whether one process's ``accelerate`` state is on the other side of CPU vs GPU."""
-    if not torch.cuda.is_available() or int(os.environ.get("WORLD_SIZE", "1")) > 1:
-        return False
-    return (process_state().device.type == "cpu") != cpu
+    return _one_process_beside_a_gpu() and (process_state().device.type == "cpu") != cpu
 
 
 def leave_cpu(accelerator: Any) -> None:
@@ -172,9 +171,7 @@ def leave_cpu(accelerator: Any) -> None:
     without a device are placed by (:func:`sweetrl_gym.local_lm.place_model`): once the
     CPU accelerator is done with, a later agent goes to the GPU again.
     """
-    if not torch.cuda.is_available() or accelerator.num_processes > 1:
-        return
-    if getattr(accelerator, "device", None) == torch.device("cpu"):
+    if _one_process_beside_a_gpu() and getattr(accelerator, "device", None) == torch.device("cpu"):
         from accelerate.state import AcceleratorState
 
         AcceleratorState._reset_state(reset_partial_state=True)
