@@ -109,7 +109,6 @@ def fit_control(
     from algorithms.batches import from_json
     from algorithms.distributed import from_main_process
     from algorithms.pairs import TurnPair
-    from benchmarks.harness.experiment_config import method_settings  # it imports this module
 
     directory = out / "methods" / name
     record_path = directory / "fit.json"
@@ -126,11 +125,8 @@ def fit_control(
         if not ranked:
             record = {"status": "skipped", "reason": f"{name}: no turn pair left to train on"}
         else:
-            settings = {
-                "seed": config["seed"],
-                **method_settings(config, SOURCE),
-                "output_dir": str(directory / "run"),
-            }
+            settings = {**config["training"], **config["methods"].get(SOURCE, {})}
+            settings = {"seed": config["seed"], **settings, "output_dir": str(directory / "run")}
             if name == "sweet-rl-nll":
                 settings["dpo_coef"] = 0.0
             settings["progress"] = progress and settings.get("progress", True)
