@@ -16,6 +16,8 @@ from agents.evaluation import (
     pooled_paired_difference,
     summarize,
 )
+from agents.frontend_collaborator import FrontendCollaborator
+from agents.frontend_skeleton import PageSketch, SectionSketch
 from agents.loading import load_causal_lm
 from agents.openai_agent import OpenAIAgent
 from agents.prompts import BACKEND_AGENT_PROMPT, FRONTEND_AGENT_PROMPT, SHORT_BACKEND_AGENT_PROMPT
@@ -33,14 +35,17 @@ __all__ = [
     "Agent",
     "DefaultModelNotInstalled",
     "Episode",
+    "FrontendCollaborator",
     "HumanAgent",
     "ImmediateAnswerAgent",
     "Message",
     "OpenAIAgent",
     "OracleAgent",
+    "PageSketch",
     "PrivilegedAgent",
     "RandomAgent",
     "ScriptedCollaborator",
+    "SectionSketch",
     "SeedTaskInterval",
     "ServedModel",
     "TransformersAgent",

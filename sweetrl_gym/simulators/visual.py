@@ -128,7 +128,7 @@ def _shade(target: tuple[int, int, int], other: tuple[int, int, int]) -> str:
     if name != other_name:
         return f"{name}, not {other_name}"
     lighter = colour_distance(target, (255, 255, 255)) < colour_distance(other, (255, 255, 255))
-    return f"a {'lighter' if lighter else 'darker'} {name}"
+    return f"{'lighter' if lighter else 'darker'} {name}"
 
 
 def page_differences(target: Sequence[Block], agent: Sequence[Block]) -> list[Difference]:
