@@ -61,7 +61,7 @@ DEMONSTRATORS = ("oracle", "random", "immediate", "collaborator")
 """Scripted agents that ``data.demonstrations`` may add to the training data."""
 WARM_START_DEMONSTRATORS = ("collaborator", "oracle")
 """Scripted agents a warm start (``warm_start.demonstrator``) may clone."""
-_WARM_START_KEYS = ("demonstrator", "tasks", "ask_probability")
+_WARM_START_KEYS = ("demonstrator", "tasks", "ask_probability", "apply_probability")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 """Values of ``policy.dtype`` (``"auto"``: the checkpoint's own, as ``from_pretrained``)."""
 
@@ -113,6 +113,9 @@ DEFAULTS: dict[str, Any] = {
         "demonstrator": "",  # "": no warm start; "collaborator" or "oracle"
         "tasks": 0,  # training tasks it demonstrates (the first ones; RL data comes after)
         "ask_probability": 0.5,  # the collaborator's chance of asking about each detail
+        # Frontend only, optional (so Backend run folders keep their config): the
+        # collaborator's chance of applying each thing the human says (default: the
+        # FrontendCollaborator's, 0.8); it asks about the design first with ask_probability.
     },
     "data": {
         "train_tasks": 1000,
@@ -335,10 +338,11 @@ def _check_warm_start(section: Mapping[str, Any]) -> None:
         raise ConfigError(f"warm_start.tasks must be a non-negative integer, got {tasks!r}")
     if demonstrator and not tasks:
         raise ConfigError("warm_start.demonstrator needs warm_start.tasks > 0")
-    probability = section["ask_probability"]
-    if (
-        isinstance(probability, bool)
-        or not isinstance(probability, (int, float))
-        or not (0 <= probability <= 1)
-    ):
-        raise ConfigError(f"warm_start.ask_probability must be in [0, 1], got {probability!r}")
+    for key in ("ask_probability", "apply_probability"):
+        probability = section.get(key, 0.5)
+        if (
+            isinstance(probability, bool)
+            or not isinstance(probability, (int, float))
+            or not (0 <= probability <= 1)
+        ):
+            raise ConfigError(f"warm_start.{key} must be in [0, 1], got {probability!r}")

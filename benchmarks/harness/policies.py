@@ -129,14 +129,27 @@ def scripted_agent(name: str, config: Mapping[str, Any]) -> Any:
     """Return the scripted agent ``name`` for ``config``.
 
     ``oracle``, ``random``, ``immediate`` or ``collaborator`` (the warm start's
-    demonstrator, asking each detail with ``warm_start.ask_probability``).
+    demonstrator: on the Backend, asking each detail with ``warm_start.ask_probability``;
+    on the Frontend, the :class:`~agents.FrontendCollaborator`, asking about the design
+    with ``ask_probability`` and applying what it is told with ``apply_probability``).
     """
-    from agents import ImmediateAnswerAgent, OracleAgent, RandomAgent, ScriptedCollaborator
+    from agents import (
+        FrontendCollaborator,
+        ImmediateAnswerAgent,
+        OracleAgent,
+        RandomAgent,
+        ScriptedCollaborator,
+    )
 
     max_turns = config["env"]["max_turns"]
     if name == "collaborator":
-        probability = config["warm_start"]["ask_probability"]
-        return ScriptedCollaborator(probability, max_turns=max_turns, seed=config["seed"])
+        section, seed = config["warm_start"], config["seed"]
+        if config["env"]["id"] == _FRONTEND:
+            applies = {k: section[k] for k in ("apply_probability",) if k in section}
+            return FrontendCollaborator(
+                section["ask_probability"], max_turns=max_turns, seed=seed, **applies
+            )
+        return ScriptedCollaborator(section["ask_probability"], max_turns=max_turns, seed=seed)
     if name == "oracle":
         return OracleAgent(max_turns=max_turns)
     if name == "random":

@@ -327,6 +327,7 @@ def test_warm_start_settings_are_checked_before_any_work():
     for bad, match in [
         ("warm_start.demonstrator='teacher'", "warm_start.demonstrator"),
         ("warm_start.ask_probability=1.5", "ask_probability"),
+        ("warm_start.apply_probability=-0.5", "apply_probability"),
         ("warm_start.tasks=-1", "warm_start.tasks"),
     ]:
         with pytest.raises(ConfigError, match=match):
@@ -340,6 +341,21 @@ def test_warm_start_settings_are_checked_before_any_work():
     full = load_config("quick", ["policy.system_prompt='full'"])
     assert len(system_prompt(full)) > 400
     assert system_prompt(load_config("quick", ["policy.system_prompt='Be brief.'"])) == "Be brief."
+
+
+def test_the_collaborator_of_a_frontend_config_designs_pages():
+    from agents import FrontendCollaborator, ScriptedCollaborator
+    from benchmarks.harness.policies import scripted_agent
+
+    assert isinstance(scripted_agent("collaborator", load_config("quick")), ScriptedCollaborator)
+    frontend = ["env.id='ColBench-Frontend-v0'", "warm_start.ask_probability=0.3"]
+    agent = scripted_agent("collaborator", load_config("quick", frontend))
+    assert isinstance(agent, FrontendCollaborator)
+    assert (agent.ask_probability, agent.apply_probability) == (0.3, 0.8)  # its own default
+    told = load_config("quick", [*frontend, "warm_start.apply_probability=0.6"])
+    assert scripted_agent("collaborator", told).apply_probability == 0.6
+    # The Backend's config is as it was: resumed run folders still match it.
+    assert "apply_probability" not in load_config("quick")["warm_start"]
 
 
 def test_a_fit_is_skipped_only_when_the_buffer_has_nothing_for_the_method(tmp_path, monkeypatch):
