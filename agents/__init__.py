@@ -17,7 +17,6 @@ from agents.evaluation import (
     summarize,
 )
 from agents.frontend_collaborator import FrontendCollaborator
-from agents.frontend_skeleton import PageSketch, SectionSketch
 from agents.loading import load_causal_lm
 from agents.openai_agent import OpenAIAgent
 from agents.prompts import BACKEND_AGENT_PROMPT, FRONTEND_AGENT_PROMPT, SHORT_BACKEND_AGENT_PROMPT
@@ -41,11 +40,9 @@ __all__ = [
     "Message",
     "OpenAIAgent",
     "OracleAgent",
-    "PageSketch",
     "PrivilegedAgent",
     "RandomAgent",
     "ScriptedCollaborator",
-    "SectionSketch",
     "SeedTaskInterval",
     "ServedModel",
     "TransformersAgent",

@@ -1,7 +1,7 @@
 """An imperfect Frontend collaborator: the warm start's demonstrator for design tasks.
 
 It sees only the dialogue (no target page). It keeps a running picture of the design
-(:class:`~agents.frontend_skeleton.PageSketch`), starting from the default skeleton, and
+(:class:`~sweetrl_gym.simulators.skeleton.PageSketch`), starting from the default skeleton, and
 updates it from what the simulated human says: the design it describes when asked
 (sections from top to bottom, colours, columns, alignment) and the differences it names
 on a draft (a section missing, extra or of the wrong kind, a background or text colour,
@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from agents.base import Message
-from agents.frontend_skeleton import SIZES, PageSketch, SectionSketch, default_size
 from sweetrl_gym.actions import ANSWER_MARKER
+from sweetrl_gym.simulators.skeleton import SIZES, PageSketch, SectionSketch, default_size
 
 __all__ = ["FrontendCollaborator", "Update", "apply_update", "read_reply"]
 

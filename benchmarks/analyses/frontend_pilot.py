@@ -1,6 +1,6 @@
 """How far can knowing the design lift a skeleton page? The Frontend pilot.
 
-A small policy on the CPU writes skeleton pages (:mod:`agents.frontend_skeleton`), not
+A small policy on the CPU writes skeleton pages (:mod:`sweetrl_gym.simulators.skeleton`), not
 whole target pages. Collaboration can only pay off on the Frontend if a skeleton written
 from what the simulated human can say scores clearly higher than one written knowing
 nothing. Reads top to bottom: take held-out bundled tasks -> render each target page ->
@@ -35,8 +35,8 @@ import numpy as np
 from tqdm import tqdm
 
 from agents.evaluation import bootstrap_ci
-from agents.frontend_skeleton import PageSketch
 from sweetrl_gym.atomic_write import write_atomically
+from sweetrl_gym.simulators.skeleton import PageSketch
 
 __all__ = ["VARIANTS", "collaborator_scores", "pilot_scores", "summarize_pilot"]
 

@@ -13,7 +13,7 @@ from PIL import Image
 
 from sweetrl_gym.actions import ParsedAction, extract_html
 from sweetrl_gym.envs.collaborative import CollaborativeEnv, check_max_turns
-from sweetrl_gym.simulators import Simulator, SimulatorError
+from sweetrl_gym.simulators import PageSketch, Simulator, SimulatorError
 
 __all__ = ["ColBenchFrontendEnv"]
 
@@ -35,7 +35,10 @@ class ColBenchFrontendEnv(CollaborativeEnv):
     ``info`` on every step: ``messages``, ``turn``, ``task_id``, ``screenshot`` (PNG
     path of the agent's latest rendered page, ``None`` before the first) and
     ``reference`` — the training-time information for critics: the target HTML
-    (``ground_truth``) and its ``screenshot`` path. Never show ``reference`` to the
+    (``ground_truth``), its ``screenshot`` path and its ``skeleton`` (the target's
+    design as a :class:`~sweetrl_gym.simulators.PageSketch` page: sections, colours,
+    columns, alignment and sizes in a few hundred tokens, for a critic whose context
+    cannot hold the whole page). Never show ``reference`` to the
     acting policy. On the final step also: ``answer``, ``similarity``, ``success``
     (similarity at least ``success_threshold``), ``turn_limit_reached`` and, when the
     page failed to render, ``render_error``.
@@ -105,6 +108,7 @@ class ColBenchFrontendEnv(CollaborativeEnv):
         self._screenshot_dir = Path(screenshot_dir) if screenshot_dir is not None else None
         self._target: Image.Image | None = None
         self._target_path: str | None = None
+        self._target_skeleton: str | None = None
         self._latest: Image.Image | None = None
         self._latest_path: str | None = None
         self._latest_error: str | None = None
@@ -128,6 +132,7 @@ class ColBenchFrontendEnv(CollaborativeEnv):
             ) from err
         self._target = page.image
         self._target_path = str(self._save(page, "target"))
+        self._target_skeleton = PageSketch.from_blocks(page.blocks).to_html()
         self._latest = self._latest_path = self._latest_error = None
 
     def _on_message(self, parsed: ParsedAction) -> None:
@@ -169,6 +174,7 @@ class ColBenchFrontendEnv(CollaborativeEnv):
     def _info(self) -> dict[str, Any]:
         info = super()._info()
         info["reference"]["screenshot"] = self._target_path
+        info["reference"]["skeleton"] = self._target_skeleton
         return info
 
     def render(self) -> Any:

@@ -12,6 +12,7 @@ from sweetrl_gym.simulators.openai_vision import (
 )
 from sweetrl_gym.simulators.prompts import HUMAN_SIMULATOR_PROMPT, simulator_messages
 from sweetrl_gym.simulators.rule_based import RuleBasedSimulator
+from sweetrl_gym.simulators.skeleton import PageSketch, SectionSketch
 from sweetrl_gym.simulators.transformers_simulator import TransformersSimulator
 from sweetrl_gym.simulators.visual import VisualDiffSimulator
 
@@ -24,7 +25,9 @@ __all__ = [
     "CachedSimulator",
     "OpenAISimulator",
     "OpenAIVisionSimulator",
+    "PageSketch",
     "RuleBasedSimulator",
+    "SectionSketch",
     "Simulator",
     "SimulatorError",
     "TransformersSimulator",

@@ -2,9 +2,9 @@ import pytest
 
 from agents.evaluation import evaluate
 from agents.frontend_collaborator import FrontendCollaborator, Update, apply_update, read_reply
-from agents.frontend_skeleton import PageSketch, SectionSketch
 from sweetrl_gym.actions import ANSWER_MARKER, extract_html
 from sweetrl_gym.render import Block
+from sweetrl_gym.simulators.skeleton import PageSketch, SectionSketch
 from sweetrl_gym.simulators.visual import describe_design, page_differences
 
 WHITE, NAVY, INK = "rgb(255, 255, 255)", "rgb(30, 58, 138)", "rgb(17, 24, 39)"

@@ -11,6 +11,7 @@ import sweetrl_gym  # noqa: F401 - registers the environments
 from agents import OracleAgent, collect, summarize
 from sweetrl_gym.render import Renderer
 from sweetrl_gym.render.colours import colour_name, parse_css_colour
+from sweetrl_gym.simulators import PageSketch
 from sweetrl_gym.tasks import load_frontend_tasks
 
 TAILWIND = '<script src="https://cdn.tailwindcss.com"></script>'
@@ -122,6 +123,17 @@ def test_info_carries_reference_and_screenshots(env):
     frame = env.render()
     assert isinstance(frame, np.ndarray) and frame.shape[1] == 1280
     json.dumps(info["reference"])  # trajectories store it as JSON
+
+
+def test_the_reference_holds_the_targets_design_compactly(env, renderer):
+    """The critic's compact hint: a skeleton of the target, read back as the same design."""
+    _, info = env.reset(seed=0)
+    skeleton = info["reference"]["skeleton"]
+    design = PageSketch.from_blocks(renderer.render_page(skeleton).blocks)
+    target = PageSketch.from_blocks(renderer.render_page(target_page()).blocks)
+    assert design == target
+    assert [s.kind for s in design.sections] == ["navigation", "hero", "features", "footer"]
+    assert design.sections[2].columns == 3
 
 
 def test_hostile_final_page_scores_as_missing_within_bounded_time(env):

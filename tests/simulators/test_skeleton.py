@@ -1,6 +1,7 @@
 import pytest
 
-from agents.frontend_skeleton import (
+from sweetrl_gym.render import Renderer
+from sweetrl_gym.simulators.skeleton import (
     SIZES,
     PageSketch,
     SectionSketch,
@@ -8,7 +9,6 @@ from agents.frontend_skeleton import (
     default_size,
     size_of,
 )
-from sweetrl_gym.render import Renderer
 from sweetrl_gym.simulators.visual import page_differences
 from sweetrl_gym.tasks.frontend_loaders import load_frontend_tasks
 from sweetrl_gym.tasks.frontend_sections.sections import SECTION_KINDS
