@@ -10,6 +10,7 @@ from agents.default_model import (
 )
 from agents.description import describe_agent
 from agents.evaluation import (
+    SIMILARITY_MARGIN,
     bootstrap_ci,
     evaluate,
     paired_difference,
@@ -31,6 +32,7 @@ __all__ = [
     "DEFAULT_MODEL_NAME",
     "FRONTEND_AGENT_PROMPT",
     "SHORT_BACKEND_AGENT_PROMPT",
+    "SIMILARITY_MARGIN",
     "Agent",
     "DefaultModelNotInstalled",
     "Episode",

@@ -14,6 +14,7 @@ from sweetrl_gym.actions import parse_action
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer
 
 __all__ = [
+    "SIMILARITY_MARGIN",
     "bootstrap_ci",
     "evaluate",
     "paired_difference",
@@ -148,6 +149,15 @@ def _answered(trajectory: Trajectory) -> bool:
     return bool(trajectory.turns) and parse_action(trajectory.turns[-1].action).is_answer
 
 
+SIMILARITY_MARGIN = 0.02
+"""Similarity change beyond which a Frontend task counts as gained or lost, and a page as
+winning against another; a smaller change counts as a tie."""
+
+
+def _win(change: float, margin: float) -> float:
+    return 1.0 if change > margin else 0.0 if change < -margin else 0.5
+
+
 def bootstrap_ci(
     values: Any,
     *,
@@ -212,8 +222,12 @@ def paired_difference(
     Returns:
         For ``success_rate`` and ``tests_passed`` (``similarity`` on frontend tasks):
         ``<metric>_diff`` with ``<metric>_diff_ci_low`` / ``_ci_high``; plus ``gained``
-        and ``lost`` (tasks solved by only the method / only the baseline) and
-        ``num_tasks``.
+        and ``lost`` (tasks solved by only the method / only the baseline; on frontend
+        tasks, whose similarity rose / fell by more than :data:`SIMILARITY_MARGIN`) and
+        ``num_tasks``. Frontend tasks also give ``win_rate`` with ``win_rate_ci_low`` /
+        ``_ci_high``: the share of tasks the method's page wins, a change within the
+        margin counting as a tie (half), as :class:`~sweetrl_gym.judges.SimilarityJudge`
+        with that ``tie_margin`` would judge the two final pages.
 
     Raises:
         ValueError: If either buffer is empty or they hold different tasks.
@@ -251,7 +265,8 @@ def pooled_paired_difference(
         As :func:`paired_difference` (``num_tasks`` counts every run's tasks), plus
         ``num_runs``; with several runs also ``success_rate_seed_sd`` (the estimated
         spread of the difference between seeds: the training's noise) and
-        ``success_rate_dof`` (the t quantile's degrees of freedom).
+        ``success_rate_dof`` (the t quantile's degrees of freedom), and on frontend tasks
+        the same for ``similarity`` (the win rate's interval is a t interval too).
 
     Raises:
         ValueError: If there is no run, a buffer is empty, a run's two buffers hold
@@ -263,6 +278,7 @@ def pooled_paired_difference(
     if not runs:
         raise ValueError("no runs to pool")
     tables: dict[str, list[dict[str, float]]] = {}
+    wins: list[dict[str, float]] = []
     gained = lost = 0
     for run, (buffer, baseline) in enumerate(runs):
         if len(buffer) == 0 or len(baseline) == 0:
@@ -272,7 +288,8 @@ def pooled_paired_difference(
             only = sorted(set(mine) ^ set(theirs))[:3]
             where = f" in run {run}" if len(runs) > 1 else ""
             raise ValueError(f"the two evaluations hold different tasks{where} (e.g. {only})")
-        score = "similarity" if all("similarity" in t.metadata for t in buffer) else "tests_passed"
+        frontend = all("similarity" in t.metadata for t in buffer)
+        score = "similarity" if frontend else "tests_passed"
         values = {
             "success_rate": lambda g: np.mean([t.success for t in g]),
             score: lambda g: np.mean([t.reward for t in g]),
@@ -281,10 +298,13 @@ def pooled_paired_difference(
             tables.setdefault(name, []).append(
                 {t: float(of(mine[t]) - of(theirs[t])) for t in theirs}
             )
-        rate = values["success_rate"]
-        solved = [(rate(mine[t]), rate(theirs[t])) for t in theirs]
-        gained += sum(now > before for now, before in solved)
-        lost += sum(now < before for now, before in solved)
+        # Frontend: a task is gained (lost) when its similarity moves by more than the margin.
+        measure = values[score] if frontend else values["success_rate"]
+        margin = SIMILARITY_MARGIN if frontend else 0.0
+        moved = [measure(mine[t]) - measure(theirs[t]) for t in theirs]
+        gained += sum(change > margin for change in moved)
+        lost += sum(change < -margin for change in moved)
+        wins.append({t: _win(change, margin) for t, change in zip(theirs, moved)})
     tasks = sorted(tables["success_rate"][0])
     if any(set(run) != set(tasks) for run in tables["success_rate"][1:]):
         raise ValueError(
@@ -301,11 +321,20 @@ def pooled_paired_difference(
         else:
             interval = seed_task_interval(data, confidence=confidence)
             low, high = interval.low, interval.high
-            if name == "success_rate":
-                out["success_rate_seed_sd"] = interval.seed_sd
-                out["success_rate_dof"] = interval.dof
+            if name in ("success_rate", "similarity"):
+                out[f"{name}_seed_sd"] = interval.seed_sd
+                out[f"{name}_dof"] = interval.dof
         out[f"{name}_diff_ci_low"] = low
         out[f"{name}_diff_ci_high"] = high
+    if "similarity" in tables:
+        data = np.array([[run[t] for t in tasks] for run in wins])
+        out["win_rate"] = float(data.mean())
+        if len(runs) == 1:
+            low, high = bootstrap_ci(data[0], confidence=confidence, resamples=resamples, rng=rng)
+        else:
+            interval = seed_task_interval(data - 0.5, confidence=confidence)
+            low, high = interval.low + 0.5, interval.high + 0.5
+        out["win_rate_ci_low"], out["win_rate_ci_high"] = low, high
     out["gained"] = float(gained)
     out["lost"] = float(lost)
     out["num_tasks"] = float(len(tasks) * len(runs))

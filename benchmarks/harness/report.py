@@ -26,6 +26,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from agents.evaluation import SIMILARITY_MARGIN
 from benchmarks.machine import machine_summary
 from sweetrl_gym.atomic_write import write_atomically
 
@@ -489,6 +490,17 @@ def _paired_sentence(versus: Mapping[str, Any], metric: str) -> str:
     counts = ""
     if _number(versus.get("gained")) is not None:
         counts = f"; {int(versus['gained'])} tasks gained, {int(versus.get('lost') or 0)} lost"
+        if metric == "similarity":
+            counts += f" by more than {SIMILARITY_MARGIN:g}"
+    win = _number(versus.get("win_rate"))
+    if win is not None:  # Frontend: pages won against the other's, ties counting half
+        counts += f"; win rate {win:.0%}"
+        win_low, win_high = (
+            _number(versus.get("win_rate_ci_low")),
+            _number(versus.get("win_rate_ci_high")),
+        )
+        if win_low is not None and win_high is not None:
+            counts += f" [{win_low:.0%}, {win_high:.0%}]"
     if low is None or high is None:
         return text + counts
     real = low > 0 or high < 0

@@ -253,3 +253,37 @@ def test_clustered_bootstrap_draws_a_cluster_whole():
     assert (wide_high - wide_low) > 1.2 * (high - low)
     with pytest.raises(ValueError, match="cluster labels"):
         bootstrap_ci(values, clusters=[0, 1])
+
+
+def _page(task_id, similarity):
+    """A Frontend episode: its reward is the final page's similarity."""
+    trajectory = fake(task_id, similarity)
+    trajectory.metadata["similarity"] = similarity
+    return trajectory
+
+
+def test_frontend_tasks_are_gained_or_lost_beyond_a_margin_and_give_a_win_rate():
+    from agents import SIMILARITY_MARGIN, paired_difference, pooled_paired_difference
+
+    base = TrajectoryBuffer([_page(f"p{i}", 0.5) for i in range(40)])
+    # 10 pages clearly better, 5 clearly worse, 25 within the margin (ties).
+    changes = [0.1] * 10 + [-0.1] * 5 + [SIMILARITY_MARGIN / 2] * 25
+    method = TrajectoryBuffer([_page(f"p{i}", 0.5 + c) for i, c in enumerate(changes)])
+    diff = paired_difference(method, base, seed=0)
+    assert diff["gained"] == 10 and diff["lost"] == 5
+    assert diff["similarity_diff"] == pytest.approx(np.mean(changes))
+    assert diff["win_rate"] == pytest.approx((10 + 25 / 2) / 40)
+    assert diff["win_rate_ci_low"] < diff["win_rate"] < diff["win_rate_ci_high"]
+    same = paired_difference(base, base)
+    assert same["win_rate"] == same["win_rate_ci_low"] == same["win_rate_ci_high"] == 0.5
+    assert same["gained"] == same["lost"] == 0
+    # Over seeds: the win rate's interval holds the seeds' spread, as the similarity's does.
+    worse = TrajectoryBuffer([_page(f"p{i}", 0.5 - abs(c)) for i, c in enumerate(changes)])
+    pooled = pooled_paired_difference([(method, base), (worse, base)], seed=0)
+    assert pooled["win_rate"] == pytest.approx(((10 + 12.5) + (25 / 2)) / 80)
+    assert pooled["win_rate_ci_low"] < 0.5 < pooled["win_rate_ci_high"]
+    assert pooled["similarity_seed_sd"] > 0 and pooled["gained"] == 10 and pooled["lost"] == 20
+    # Backend results carry no win rate: a task is gained only when it is solved.
+    assert "win_rate" not in paired_difference(
+        TrajectoryBuffer([fake("t", 1.0)]), TrajectoryBuffer([fake("t", 0.0)])
+    )

@@ -458,6 +458,26 @@ def test_a_warm_start_is_the_baseline_with_paired_intervals(tmp_path):
     assert _open_png(tmp_path / "learning_progress.png")[0] > 100
 
 
+def test_a_frontend_comparison_counts_tasks_by_a_margin_and_gives_win_rates():
+    results = frontend_results()
+    results["base"] = "zero-shot"
+    results["methods"]["sweet-rl"]["versus_base"] = {
+        "similarity_diff": 0.088,
+        "similarity_diff_ci_low": 0.05,
+        "similarity_diff_ci_high": 0.12,
+        "gained": 30.0,
+        "lost": 6.0,
+        "win_rate": 0.64,
+        "win_rate_ci_low": 0.57,
+        "win_rate_ci_high": 0.71,
+        "num_tasks": 100.0,
+    }
+    (line,) = [x for x in report.compare_to_baseline(results) if x.startswith("SWEET-RL")]
+    assert "+0.088 [+0.050, +0.120]" in line
+    assert "30 tasks gained, 6 lost by more than 0.02; win rate 64% [57%, 71%]" in line
+    assert "excludes 0 (a real difference)" in line
+
+
 def test_no_warm_start_means_no_learning_progress_plot(tmp_path):
     report.write_report(backend_results(), tmp_path)
     assert not (tmp_path / "learning_progress.png").exists()
