@@ -760,12 +760,14 @@ def _configs(args: argparse.Namespace) -> int:
         args.config = args.name
         print(json.dumps(_load(args), indent=2))
         return 0
-    for name in config_names():
+    names = config_names()
+    width = max(map(len, names), default=0)
+    for name in names:
         try:
             description = load_config(name)["description"]
         except (ConfigError, OSError) as err:
             description = f"(unreadable: {err})"
-        print(f"{name:10s} {description}")
+        print(f"{name:{width}s} {description}")
     return 0
 
 

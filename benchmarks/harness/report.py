@@ -576,7 +576,10 @@ def _setup(results: Mapping[str, Any]) -> str:
             data += (
                 f", plus {' and '.join(map(str, demonstrations))} demonstrations on the same tasks"
             )
-        if episodes is not None and rate is not None:
+        mean = _number(buffer.get("mean_reward"))
+        if env.get("id") == "ColBench-Frontend-v0" and episodes is not None and mean is not None:
+            data += f" ({episodes} episodes, mean similarity {mean:.3f})"
+        elif episodes is not None and rate is not None:
             data += f" ({episodes} episodes, {rate * 100:.1f}% successful)"
         sentences.append(data + ".")
     if test:

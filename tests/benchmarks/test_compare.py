@@ -382,3 +382,28 @@ def test_a_fit_is_skipped_only_when_the_buffer_has_nothing_for_the_method(tmp_pa
     with pytest.raises(ValueError, match="a bug in the fit"):
         fit_method("rft", config, TrajectoryBuffer(), tmp_path / "broken")
     assert not (tmp_path / "broken" / "fit.json").exists()
+
+
+def test_frontend_smoke_compares_every_method_on_similarity(tmp_path):
+    out = tmp_path / "frontend"
+    assert main(["compare", "--config", "frontend-smoke", "--out", str(out), "--no-progress"]) == 0
+    results = json.loads((out / "results.json").read_text())
+    methods = results["methods"]
+    assert results["base"] == "warm-start"
+    # The warm start clones the Frontend collaborator: skeleton pages.
+    demos = TrajectoryBuffer.load(out / "data" / "warm-start-demonstrations.jsonl")
+    assert all('<section id="' in t.answer or '<nav id="' in t.answer for t in demos)
+    for name in ["rft", "mt-dpo", "sweet-rl", "sweet-rl-random"]:
+        assert methods[name]["fit"]["status"] == "trained", name
+        versus = methods[name]["versus_base"]
+        low, high = versus["similarity_diff_ci_low"], versus["similarity_diff_ci_high"]
+        assert low <= versus["similarity_diff"] <= high, name
+        assert 0.0 <= versus["win_rate_ci_low"] <= versus["win_rate"] <= versus["win_rate_ci_high"]
+        assert versus["gained"] + versus["lost"] <= 4
+    # The critic reads the target's compact skeleton, not its whole page.
+    critic_pairs = (
+        out / "methods" / "sweet-rl" / "run" / "stages" / "critic_pairs.json"
+    ).read_text()
+    assert "In light that the target page is: <html>" in critic_pairs and 'id=\\"' in critic_pairs
+    report = (out / "results.md").read_text()
+    assert "mean similarity" in report and "win rate" in report and "by more than 0.02" in report

@@ -472,6 +472,9 @@ def test_a_frontend_comparison_counts_tasks_by_a_margin_and_gives_win_rates():
         "win_rate_ci_high": 0.71,
         "num_tasks": 100.0,
     }
+    results["task_sets"] = {"train": {"tasks": 4}, "test": {"tasks": 4}}
+    results["buffer"] = {"episodes": 12, "mean_reward": 0.4567, "success_rate": 0.0}
+    assert "(12 episodes, mean similarity 0.457)" in report._setup(results)
     (line,) = [x for x in report.compare_to_baseline(results) if x.startswith("SWEET-RL")]
     assert "+0.088 [+0.050, +0.120]" in line
     assert "30 tasks gained, 6 lost by more than 0.02; win rate 64% [57%, 71%]" in line
