@@ -87,6 +87,9 @@ def env_kwargs(config: Mapping[str, Any], split: str) -> dict[str, Any]:
         from sweetrl_gym.tasks import load_frontend_tasks
 
         kwargs["tasks"] = load_frontend_tasks(source, split=split)
+        # Three pages a lockstep environment (target, latest, previous) stay rendered.
+        num_envs = config["data" if split == "train" else "eval"]["num_envs"]
+        kwargs["render_cache"] = 3 * num_envs
     else:
         from sweetrl_gym.tasks import load_backend_tasks
 

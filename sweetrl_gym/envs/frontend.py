@@ -63,6 +63,12 @@ class ColBenchFrontendEnv(CollaborativeEnv):
         turn_notice: End each reply of the human with how many agent messages are left
             ("(2 messages left.)"; with one: that it is the final answer). Not official.
         success_threshold: Similarity that counts as a success.
+        render_cache: Pages the renderer keeps rendered, at least (its cache only grows,
+            as several environments share it). Each environment stepped at once needs
+            about three (its target, the agent's latest page, the page before): with 32
+            environments and the default 32, targets are evicted and rendered again on
+            every step. A kept page holds its screenshot (about 6 MB at 1280 x 1500).
+            ``None``: the renderer's own (32 for the shared one).
 
     """
 
@@ -82,6 +88,7 @@ class ColBenchFrontendEnv(CollaborativeEnv):
         max_reply_chars: int = 1000,
         turn_notice: bool = False,
         success_threshold: float = 0.9,
+        render_cache: int | None = None,
     ):
         from sweetrl_gym.render import default_renderer
         from sweetrl_gym.similarity import make_similarity
@@ -91,9 +98,15 @@ class ColBenchFrontendEnv(CollaborativeEnv):
         check_max_turns(max_turns)  # before the tasks load and the browser starts
         if not 0.0 <= success_threshold <= 1.0:
             raise ValueError(f"success_threshold must be in [0, 1], got {success_threshold}")
+        if render_cache is not None and (
+            isinstance(render_cache, bool) or not isinstance(render_cache, int) or render_cache < 1
+        ):
+            raise ValueError(f"render_cache must be a positive int or None, got {render_cache!r}")
         self.similarity = make_similarity(similarity, clip_model=clip_model)
         tasks_ = load_frontend_tasks("bundled" if tasks is None else tasks, split=split)
         self.renderer = renderer if renderer is not None else default_renderer()
+        if render_cache is not None:
+            self.renderer.cache_size = max(self.renderer.cache_size, render_cache)
         super().__init__(
             tasks=tasks_,
             split=split,

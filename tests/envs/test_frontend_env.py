@@ -187,3 +187,26 @@ def test_bad_arguments_are_clear_errors(renderer):
         gym.make("ColBench-Frontend-v0", renderer=renderer, success_threshold=2.0)
     with pytest.raises(ValueError, match="render_mode"), pytest.warns(UserWarning):
         gym.make("ColBench-Frontend-v0", renderer=renderer, render_mode="video")
+
+
+def test_the_render_cache_grows_to_what_the_environments_need(tmp_path):
+    with Renderer(timeout_s=2.0, pages=1, cache_size=8) as renderer:
+        tasks = [{"problem_description": "A page.", "ground_truth": target_page()}]
+        kwargs = {"tasks": tasks, "renderer": renderer}
+        gym.make("ColBench-Frontend-v0", render_cache=96, **kwargs).close()
+        assert renderer.cache_size == 96
+        gym.make("ColBench-Frontend-v0", render_cache=10, **kwargs).close()
+        assert renderer.cache_size == 96  # shared: never shrunk by another environment
+        for bad in (0, -3, 2.5, True):
+            with pytest.raises(ValueError, match="render_cache"):
+                gym.make("ColBench-Frontend-v0", render_cache=bad, **kwargs)
+
+
+def test_a_comparison_sizes_the_render_cache_from_its_environments():
+    from benchmarks.harness.compare import env_kwargs
+    from benchmarks.harness.experiment_config import load_config
+
+    config = load_config("frontend-smoke", ["data.num_envs=32", "eval.num_envs=16"])
+    assert env_kwargs(config, "train")["render_cache"] == 96
+    assert env_kwargs(config, "test")["render_cache"] == 48
+    assert "render_cache" not in env_kwargs(load_config("smoke"), "train")
