@@ -602,13 +602,16 @@ def _claim(out: Path, config: Mapping[str, Any]) -> None:
 
     A config that only adds methods to ``methods.run`` resumes the run: what is done
     stays, the new methods are fitted from the same buffer and evaluated on the same
-    tasks. Every process checks before the main process writes, so all refuse or none does.
+    tasks. A folder written before a setting existed resumes too when the setting is at
+    its default (:func:`_with_new_defaults`). Every process checks before the main process
+    writes, so all refuse or none does.
     """
     state = process_state()
     path = out / "config.json"
     text = json.dumps(config, indent=2, sort_keys=True) + "\n"
     current = json.loads(text)  # as it reads back from the file (tuples become lists)
-    stored = json.loads(path.read_text()) if path.exists() else None
+    written = json.loads(path.read_text()) if path.exists() else None
+    stored = _with_new_defaults(written) if written is not None else None
     if stored is not None and stored != current and not _adds_methods(stored, current):
         raise ValueError(
             f"{out} holds a run of another config ({path}); use a new --out folder, or "
@@ -617,9 +620,26 @@ def _claim(out: Path, config: Mapping[str, Any]) -> None:
     state.wait_for_everyone()
     if state.is_main_process:
         out.mkdir(parents=True, exist_ok=True)
-        if stored != current:
+        if written != current:
             write_atomically(path, lambda target: target.write_text(text, "utf-8"))
     state.wait_for_everyone()
+
+
+def _with_new_defaults(stored: dict[str, Any]) -> dict[str, Any]:
+    """Fill in the settings of its sections a stored config predates, at their defaults.
+
+    A run folder written before a setting existed ran with what is now its default, so a
+    newer version of the package resumes it instead of calling it another config.
+    """
+    from benchmarks.harness.experiment_config import DEFAULTS
+
+    defaults = json.loads(json.dumps(DEFAULTS))  # as JSON reads it back
+    return {
+        key: {**defaults[key], **value}
+        if isinstance(value, dict) and isinstance(defaults.get(key), dict)
+        else value
+        for key, value in stored.items()
+    }
 
 
 def _adds_methods(stored: Mapping[str, Any], current: Mapping[str, Any]) -> bool:

@@ -149,6 +149,16 @@ def test_a_finished_comparison_takes_more_methods_without_redoing_any(tmp_path):
     assert json.loads((out / "config.json").read_text())["methods"]["run"] == ["rft", "mt-dpo"]
     # Taking a method away, or changing anything else, is another config.
     assert main([*command, "--methods", "mt-dpo"]) != 0
+    # A folder written before a setting existed (here: env.turn_notice) resumes: it ran
+    # with what is now the default.
+    stored = json.loads((out / "config.json").read_text())
+    del stored["env"]["turn_notice"]
+    (out / "config.json").write_text(json.dumps(stored))
+    assert main([*command, "--methods", "rft,mt-dpo"]) == 0
+    assert json.loads((out / "config.json").read_text())["env"]["turn_notice"] is False
+    stored["env"]["max_turns"] = 3  # a setting that differs is still another config
+    (out / "config.json").write_text(json.dumps(stored))
+    assert main([*command, "--methods", "rft,mt-dpo"]) != 0
 
 
 def test_controls_rank_sweet_rl_pairs_by_a_coin_or_the_environment():
