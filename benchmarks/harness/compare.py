@@ -90,6 +90,9 @@ def env_kwargs(config: Mapping[str, Any], split: str) -> dict[str, Any]:
         # Three pages a lockstep environment (target, latest, previous) stay rendered.
         num_envs = config["data" if split == "train" else "eval"]["num_envs"]
         kwargs["render_cache"] = 3 * num_envs
+        kwargs["similarity"] = env["similarity"]
+        if env["clip_model"]:
+            kwargs["clip_model"] = env["clip_model"]
     else:
         from sweetrl_gym.tasks import load_backend_tasks
 

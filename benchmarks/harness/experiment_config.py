@@ -83,6 +83,10 @@ DEFAULTS: dict[str, Any] = {
         "difficulty": [],  # backend only: [lo, hi] hidden facts that matter
         "families": [],  # backend only: bundled task families to keep ([]: all)
         "turn_notice": False,  # not official: the human's replies say how many turns are left
+        # Frontend only: "perceptual" (offline, no weights) or "clip" (the paper's score:
+        # CLIP ViT-B/32 image embeddings from the local checkpoint folder clip_model).
+        "similarity": "perceptual",
+        "clip_model": "",
     },
     "policy": {
         # "default" (SmolLM2-135M), "tiny" (random init), a local folder or a hub id
@@ -287,10 +291,26 @@ def _check(config: dict[str, Any]) -> None:
     _check_server(config["policy"])
     if config["env"]["simulator"] not in ("default", "openai"):
         raise ConfigError("env.simulator must be 'default' or 'openai'")
+    _check_similarity(config["env"])
     if config["env"]["simulator"] == "openai" and not config["env"]["simulator_base_url"]:
         raise ConfigError(
             "env.simulator = 'openai' needs env.simulator_base_url and simulator_model"
         )
+
+
+def _check_similarity(env: Mapping[str, Any]) -> None:
+    similarity, clip_model = env["similarity"], env["clip_model"]
+    if similarity not in ("perceptual", "clip"):
+        raise ConfigError(f"env.similarity must be 'perceptual' or 'clip', got {similarity!r}")
+    if similarity == "clip" and not clip_model:
+        raise ConfigError(
+            "env.similarity = 'clip' needs env.clip_model: a local CLIP checkpoint folder "
+            "(e.g. openai/clip-vit-base-patch32 saved with save_pretrained)"
+        )
+    if clip_model and similarity != "clip":
+        raise ConfigError("env.clip_model is used only with env.similarity = 'clip'")
+    if similarity == "clip" and env["id"] != "ColBench-Frontend-v0":
+        raise ConfigError("env.similarity = 'clip' scores Frontend pages (ColBench-Frontend-v0)")
 
 
 def method_settings(config: Mapping[str, Any], name: str) -> dict[str, Any]:

@@ -417,3 +417,23 @@ def test_frontend_smoke_compares_every_method_on_similarity(tmp_path):
     assert "In light that the target page is: <html>" in critic_pairs and 'id=\\"' in critic_pairs
     report = (out / "results.md").read_text()
     assert "mean similarity" in report and "win rate" in report and "by more than 0.02" in report
+
+
+def test_the_frontend_similarity_is_a_setting_checked_at_load():
+    clip = ["env.similarity='clip'", "env.clip_model='/models/clip'"]
+    kwargs = env_kwargs(load_config("frontend-smoke", clip), "test")
+    assert (kwargs["similarity"], kwargs["clip_model"]) == ("clip", "/models/clip")
+    assert env_kwargs(load_config("frontend-smoke"), "test")["similarity"] == "perceptual"
+    assert "similarity" not in env_kwargs(load_config("smoke"), "test")
+    for bad, match in [
+        (["env.similarity='clip'"], "needs env.clip_model"),
+        (["env.clip_model='/models/clip'"], "only with env.similarity = 'clip'"),
+        (["env.similarity='ssim'"], "'perceptual' or 'clip'"),
+    ]:
+        with pytest.raises(ConfigError, match=match):
+            load_config("frontend-smoke", bad)
+    with pytest.raises(ConfigError, match="Frontend"):
+        load_config("smoke", clip)
+    paper = load_config("paper-frontend")
+    assert paper["env"]["similarity"] == "clip" and paper["env"]["simulator"] == "openai"
+    assert paper["methods"]["sweet-rl"]["pair_success_only"] is False
