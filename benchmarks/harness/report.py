@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import logging
 import math
 import platform
 from collections.abc import Callable, Mapping, Sequence
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.evaluation import SIMILARITY_MARGIN
+from benchmarks.harness.panel import write_page_panel
 from benchmarks.machine import machine_summary
 from sweetrl_gym.atomic_write import write_atomically
 
@@ -43,6 +45,8 @@ __all__ = [
     "write_plots",
     "write_report",
 ]
+
+logger = logging.getLogger(__name__)
 
 BASELINE = "zero-shot"
 # The paper's names for the methods; an unknown method shows its own name.
@@ -102,10 +106,24 @@ def write_report(results: Mapping[str, Any], out: str | Path) -> None:
         plots = write_plots(results, out)
     except ImportError as err:
         plots, missing = [], err
+    plots += _page_panel(results, out)
     markdown = render_markdown(results, plots)
     write_atomically(out / "results.md", lambda path: path.write_text(markdown, "utf-8"))
     if missing is not None:
         raise missing
+
+
+def _page_panel(results: Mapping[str, Any], out: Path) -> list[str]:
+    """Frontend runs: the picture panel of the baseline's and SWEET-RL's final pages."""
+    if (results.get("config") or {}).get("env", {}).get("id") != "ColBench-Frontend-v0":
+        return []
+    shown = [name for name in (results.get("base"), "sweet-rl") if name in _method_order(results)]
+    try:
+        panel = write_page_panel(out, shown, [_label(name) for name in shown])
+    except (ImportError, RuntimeError) as err:  # no renderer here: the numbers stand alone
+        logger.warning("no picture panel of the final pages: %s", err)
+        return []
+    return [panel] if panel else []
 
 
 def environment_versions() -> dict[str, str]:

@@ -2,6 +2,7 @@ import json
 import re
 
 import pytest
+from PIL import Image
 
 from agents.loading import is_local_path
 from benchmarks.cli import main
@@ -417,6 +418,10 @@ def test_frontend_smoke_compares_every_method_on_similarity(tmp_path):
     assert "In light that the target page is: <html>" in critic_pairs and 'id=\\"' in critic_pairs
     report = (out / "results.md").read_text()
     assert "mean similarity" in report and "win rate" in report and "by more than 0.02" in report
+    # The picture panel: per task (a row), the target, the warm start's and SWEET-RL's pages.
+    assert "![pages](pages.png)" in report
+    with Image.open(out / "pages.png") as panel:
+        assert panel.size == (3 * 320, 4 * (480 + 22))
 
 
 def test_the_frontend_similarity_is_a_setting_checked_at_load():
