@@ -226,7 +226,7 @@ def fit_method(
             "history": [list(point) for point in algorithm.history],
             "seconds": round(time.perf_counter() - start, 1),
         }
-        if name == "sweet-rl" and config["env"]["id"] != _FRONTEND:
+        if name == "sweet-rl":
             # Whether the critic's turn pairs were right, by the environment's own verdicts.
             record["turn_pair_signal"] = turn_pair_signal(algorithm.policy_pairs, buffer)
     if state.is_main_process:

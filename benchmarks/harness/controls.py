@@ -47,8 +47,6 @@ comparison writes them, the controls re-rank them."""
 CONTROLS = ("sweet-rl-random", "sweet-rl-env", "sweet-rl-nll")
 """The controls a comparison can run (after SWEET-RL, in ``methods.run``)."""
 
-_BACKEND = "ColBench-Backend-v0"
-
 
 def is_control(name: str) -> bool:
     """Whether ``name`` is one of :data:`CONTROLS`."""
@@ -114,7 +112,7 @@ def fit_control(
     record_path = directory / "fit.json"
     if record_path.exists():
         return json.loads(record_path.read_text())
-    record = _skip_reason(name, config, out)
+    record = _skip_reason(name, out)
     if record is None:
         pairs = from_json(TurnPair, json.loads((out / "methods" / SOURCE / TURN_PAIRS).read_text()))
         # The main process's ranking on every process: sweet-rl-env's runs the sandbox,
@@ -150,13 +148,8 @@ def fit_control(
     return record
 
 
-def _skip_reason(name: str, config: Mapping[str, Any], out: Path) -> dict[str, Any] | None:
+def _skip_reason(name: str, out: Path) -> dict[str, Any] | None:
     source = out / "methods" / SOURCE / "fit.json"
     if not source.exists() or json.loads(source.read_text()).get("status") != "trained":
         return {"status": "skipped", "reason": f"{name}: SWEET-RL did not train"}
-    if name == "sweet-rl-env" and config["env"]["id"] != _BACKEND:
-        return {
-            "status": "skipped",
-            "reason": "sweet-rl-env judges pairs with the backend's simulated human and tests",
-        }
     return None

@@ -8,6 +8,13 @@ A pair carries signal when the chosen action obtains more facts (passes more tes
 the rejected one, and teaches the wrong thing when it obtains fewer; pairs whose actions
 do as well carry none (DPO on them is noise).
 
+Frontend pairs are judged the same way with the Frontend's own environment: two actions
+that carry a page by the pages' similarity to the target (a difference within
+:data:`~agents.evaluation.SIMILARITY_MARGIN` is none; they count as the "answer" kind,
+``chosen_passes_*``); two that carry none by the design facts the visual simulated human's
+reply to each states and the dialogue had not told yet (sections, colours, columns,
+alignment, sizes; the "question" kind).
+
 :func:`environment_ranked_pairs` keeps the pairs the environment tells apart, the better
 action chosen: SWEET-RL's policy step on them shows what a perfect critic would gain from
 the same candidates (the ``sweet-rl-env`` control, :mod:`benchmarks.harness.controls`).
@@ -92,6 +99,9 @@ def judge_turn_pairs(
         ``unknown_task``.
 
     """
+    buffer = list(buffer)
+    if buffer and all(_is_frontend(t.reference) for t in buffer):
+        return _judge_frontend_pairs(pairs, {t.task_id: t.reference for t in buffer})
     tasks: dict[str, BackendTask] = {}  # built once per task: its episodes and pairs share it
     for t in buffer:
         if t.task_id not in tasks and "ground_truth" in t.reference:
@@ -127,6 +137,60 @@ def judge_turn_pairs(
             verdicts[slot] = _verdict(
                 mine.passed, theirs.passed, prefix="chosen_passes_", same="same_tests"
             )
+    return verdicts
+
+
+def _is_frontend(reference: Any) -> bool:
+    """Whether an episode's reference is a Frontend task's (a target page, no tests)."""
+    truth = str(reference.get("ground_truth", "")) if isinstance(reference, dict) else ""
+    return "test_cases" not in reference and "<html" in truth.lower()
+
+
+def _judge_frontend_pairs(pairs: Sequence[Any], references: dict[str, Any]) -> list[str]:
+    """Judge Frontend pairs: pages by similarity to the target, questions by facts told."""
+    from agents.evaluation import SIMILARITY_MARGIN
+    from agents.frontend_collaborator import read_reply
+    from sweetrl_gym.actions import extract_html
+    from sweetrl_gym.render import RenderError, default_renderer
+    from sweetrl_gym.similarity import perceptual_similarity
+    from sweetrl_gym.simulators.visual import VisualDiffSimulator
+
+    renderer = default_renderer()
+    human = VisualDiffSimulator(renderer)
+
+    def similarity(page: str, target: Any) -> float:
+        try:
+            return perceptual_similarity(renderer.render_page(page).image, target)
+        except RenderError:
+            return 0.0  # scored as the environment scores a page that does not render
+
+    verdicts = []
+    for pair in pairs:
+        reference = references.get(pair.task_id)
+        if reference is None:
+            verdicts.append("unknown_task")
+            continue
+        pages = [extract_html(action) for action in (pair.chosen, pair.rejected)]
+        if all(page is not None for page in pages):
+            target = renderer.render_page(reference["ground_truth"]).image
+            chosen, rejected = (similarity(page, target) for page in pages)
+            gap = chosen - rejected
+            verdict = "same_tests" if abs(gap) <= SIMILARITY_MARGIN else None
+            verdicts.append(verdict or f"chosen_passes_{'more' if gap > 0 else 'fewer'}")
+        elif any(page is not None for page in pages):
+            verdicts.append("mixed_pairs")
+        else:
+            told = {
+                u for m in pair.messages if m["role"] == "user" for u in read_reply(m["content"])
+            }
+            obtained = [
+                len(set(read_reply(human.reply(reference, [*pair.messages, ask]))) - told)
+                for ask in (
+                    {"role": "assistant", "content": pair.chosen},
+                    {"role": "assistant", "content": pair.rejected},
+                )
+            ]
+            verdicts.append(_verdict(*obtained, prefix="chosen_obtains_", same="same"))
     return verdicts
 
 

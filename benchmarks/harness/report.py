@@ -654,6 +654,18 @@ def _pair_signal_line(results: Mapping[str, Any]) -> str:
     c = fit.get("turn_pair_signal")
     if not isinstance(c, Mapping) or not (c.get("question_pairs") or c.get("answer_pairs")):
         return ""
+    if (results.get("config") or {}).get("env", {}).get("id") == "ColBench-Frontend-v0":
+        return (
+            f"SWEET-RL's turn pairs, checked against the environment: of {c['question_pairs']} "
+            f"pairs of two messages without a page, the chosen one obtains more untold design "
+            f"facts from the simulated human in {c['chosen_obtains_more']}, fewer in "
+            f"{c['chosen_obtains_fewer']} and as many in {c['same']}; of {c['answer_pairs']} "
+            f"pairs of two pages, the chosen page is closer to the target (by more than "
+            f"{SIMILARITY_MARGIN:g}) in {c['chosen_passes_more']}, farther in "
+            f"{c['chosen_passes_fewer']} and as close in {c['same_tests']}; "
+            f"{c['mixed_pairs']} pairs oppose a page to a message without one (not judged). "
+            "Pairs that do as well carry no signal.\n"
+        )
     return (
         f"SWEET-RL's turn pairs, checked against the environment: of {c['question_pairs']} "
         f"pairs of two questions, the chosen question obtains more untold facts that matter "

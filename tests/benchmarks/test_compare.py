@@ -411,6 +411,12 @@ def test_frontend_smoke_compares_every_method_on_similarity(tmp_path):
         assert low <= versus["similarity_diff"] <= high, name
         assert 0.0 <= versus["win_rate_ci_low"] <= versus["win_rate"] <= versus["win_rate_ci_high"]
         assert versus["gained"] + versus["lost"] <= 4
+    # Its turn pairs judged by the Frontend's environment (pages by similarity, questions
+    # by the design facts told); the environment-ranked control trains on them or says why not.
+    signal = methods["sweet-rl"]["fit"]["turn_pair_signal"]
+    judged = signal["answer_pairs"] + signal["question_pairs"] + signal["mixed_pairs"]
+    assert judged + signal["unknown_task"] > 0 and signal["unknown_task"] == 0
+    assert methods["sweet-rl-env"]["fit"]["status"] in ("trained", "skipped")
     # The critic reads the target's compact skeleton, not its whole page.
     critic_pairs = (
         out / "methods" / "sweet-rl" / "run" / "stages" / "critic_pairs.json"

@@ -99,3 +99,50 @@ def test_environment_ranked_pairs_keep_what_the_environment_tells_apart_better_f
         TurnPair(context, good, vague, 0.2, 0.8, task.task_id),
         TurnPair(context, right, wrong, 0.4, 0.6, task.task_id),
     ]
+
+
+def test_frontend_pairs_are_judged_by_similarity_and_by_the_design_facts_told():
+    from sweetrl_gym.render import render_page
+    from sweetrl_gym.simulators import PageSketch
+    from sweetrl_gym.simulators.visual import describe_design
+    from sweetrl_gym.tasks import load_frontend_tasks
+
+    task = load_frontend_tasks("bundled", "test")[0]
+    target = render_page(task.ground_truth)
+    skeleton = PageSketch.from_blocks(target.blocks).to_html()
+    reference = {"ground_truth": task.ground_truth, "skeleton": skeleton}
+    buffer = [Trajectory(task.task_id, [], [], 0.5, False, "", reference=reference, metadata={})]
+    context = ({"role": "user", "content": task.problem_description},)
+    blank = "Here you go: <html><body></body></html>"
+    close = f"A draft: {skeleton}"
+
+    def pair(chosen, rejected, messages=context):
+        return TurnPair(messages, chosen, rejected, 1.0, 0.0, task.task_id)
+
+    described = (
+        *context,
+        {"role": "assistant", "content": "What should it look like?"},
+        {"role": "user", "content": describe_design(target.blocks)},
+    )
+    pairs = [
+        pair(close, blank),  # the skeleton of the target is far closer than a blank page
+        pair(blank, close),
+        pair(close, close),
+        pair("What colours?", blank),  # a question against a page: not judged
+        # Asked again once the design was described, neither question obtains a new fact.
+        pair("What colours should it use?", "Which sections?", described),
+        TurnPair(context, close, blank, 1.0, 0.0, "another-task"),
+    ]
+    assert judge_turn_pairs(pairs, buffer) == [
+        "chosen_passes_more",
+        "chosen_passes_fewer",
+        "same_tests",
+        "mixed_pairs",
+        "same",
+        "unknown_task",
+    ]
+    counts = turn_pair_signal(pairs[:5], buffer)
+    assert (counts["answer_pairs"], counts["chosen_passes_more"]) == (3, 1)
+    assert counts["question_pairs"] == 1 and counts["mixed_pairs"] == 1
+    ranked = environment_ranked_pairs(pairs[:5], buffer)
+    assert [(p.chosen, p.rejected) for p in ranked] == [(close, blank), (close, blank)]

@@ -475,6 +475,14 @@ def test_a_frontend_comparison_counts_tasks_by_a_margin_and_gives_win_rates():
     results["task_sets"] = {"train": {"tasks": 4}, "test": {"tasks": 4}}
     results["buffer"] = {"episodes": 12, "mean_reward": 0.4567, "success_rate": 0.0}
     assert "(12 episodes, mean similarity 0.457)" in report._setup(results)
+    results["methods"]["sweet-rl"]["fit"]["turn_pair_signal"] = {
+        "question_pairs": 4, "chosen_obtains_more": 1, "chosen_obtains_fewer": 0, "same": 3,
+        "answer_pairs": 6, "chosen_passes_more": 4, "chosen_passes_fewer": 1, "same_tests": 1,
+        "mixed_pairs": 2, "unknown_task": 0,
+    }  # fmt: skip
+    line = report._pair_signal_line(results)
+    assert "of 6 pairs of two pages, the chosen page is closer to the target" in line
+    assert "(by more than 0.02) in 4, farther in 1" in line and "tests" not in line
     (line,) = [x for x in report.compare_to_baseline(results) if x.startswith("SWEET-RL")]
     assert "+0.088 [+0.050, +0.120]" in line
     assert "30 tasks gained, 6 lost by more than 0.02; win rate 64% [57%, 71%]" in line
