@@ -312,7 +312,7 @@ def test_clip_checkpoint_without_preprocessor_config_uses_clip_defaults(
 
 
 def test_missing_clip_checkpoint_is_a_clear_error(tmp_path):
-    with pytest.raises(FileNotFoundError, match=r"does not exist.*nothing is downloaded"):
+    with pytest.raises(FileNotFoundError, match=r"does not exist.*a hub id"):
         make_similarity("clip", clip_model=tmp_path / "nowhere")
     with pytest.raises(ValueError, match=r"no config\.json"):
         ClipSimilarity(tmp_path)
@@ -405,3 +405,38 @@ def test_perturbations_change_the_page_in_the_named_way():
     )
     assert variants["blank page"] == BLANK_PAGE
     assert perturb(BLANK_PAGE) == {}
+
+
+def test_a_clip_hub_id_is_fetched_into_the_cache_once(tiny_clip, monkeypatch, tmp_path):
+    import huggingface_hub
+
+    calls = []
+
+    def snapshot_download(repo_id, **kwargs):
+        calls.append(repo_id)
+        return str(tiny_clip)
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)
+    clip = ClipSimilarity("openai/clip-vit-base-patch32", device="cpu")
+    assert calls == ["openai/clip-vit-base-patch32"]
+    assert clip(BLACK, BLACK) == pytest.approx(1.0, abs=1e-5)
+    # A path is never taken for a hub id, nor a folder of a hub id's name that exists here.
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        ClipSimilarity("./clip-vit-base-patch32")
+    (tmp_path / "org").mkdir()
+    (tmp_path / "org" / "clip").symlink_to(tiny_clip)
+    ClipSimilarity("org/clip", device="cpu")
+    assert calls == ["openai/clip-vit-base-patch32"]
+
+
+def test_an_uncached_clip_hub_id_offline_is_a_clear_error(monkeypatch, tmp_path):
+    import huggingface_hub
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    def snapshot_download(repo_id, **kwargs):
+        raise LocalEntryNotFoundError("not in the cache and HF_HUB_OFFLINE is set")
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)
+    with pytest.raises(FileNotFoundError, match="HF_HUB_OFFLINE=1 only the Hugging Face cache"):
+        ClipSimilarity("openai/clip-vit-base-patch32")

@@ -84,7 +84,7 @@ DEFAULTS: dict[str, Any] = {
         "families": [],  # backend only: bundled task families to keep ([]: all)
         "turn_notice": False,  # not official: the human's replies say how many turns are left
         # Frontend only: "perceptual" (offline, no weights) or "clip" (the paper's score:
-        # CLIP ViT-B/32 image embeddings from the local checkpoint folder clip_model).
+        # CLIP image embeddings; clip_model a local folder or a hub id).
         "similarity": "perceptual",
         "clip_model": "",
     },
@@ -304,8 +304,8 @@ def _check_similarity(env: Mapping[str, Any]) -> None:
         raise ConfigError(f"env.similarity must be 'perceptual' or 'clip', got {similarity!r}")
     if similarity == "clip" and not clip_model:
         raise ConfigError(
-            "env.similarity = 'clip' needs env.clip_model: a local CLIP checkpoint folder "
-            "(e.g. openai/clip-vit-base-patch32 saved with save_pretrained)"
+            "env.similarity = 'clip' needs env.clip_model: a CLIP checkpoint's local folder "
+            "or hub id (e.g. openai/clip-vit-base-patch32)"
         )
     if clip_model and similarity != "clip":
         raise ConfigError("env.clip_model is used only with env.similarity = 'clip'")

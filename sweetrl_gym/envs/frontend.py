@@ -54,8 +54,9 @@ class ColBenchFrontendEnv(CollaborativeEnv):
         similarity: ``"perceptual"`` (the offline default), ``"clip"`` (the paper's
             metric; needs ``clip_model``) or a function of two images. ``None``: CLIP when
             ``clip_model`` is given, else perceptual.
-        clip_model: Folder of local CLIP weights (e.g. ``openai/clip-vit-base-patch32``
-            saved with ``save_pretrained``) for ``similarity="clip"``.
+        clip_model: CLIP weights for ``similarity="clip"``: a local folder (saved with
+            ``save_pretrained``) or a hub id (``openai/clip-vit-base-patch32``), as
+            ``from_pretrained`` reads it.
         renderer: The :class:`~sweetrl_gym.render.Renderer` (default: the shared one).
         screenshot_dir: Keep screenshots here (default: a temporary folder removed by
             :meth:`close`).

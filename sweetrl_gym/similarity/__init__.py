@@ -2,7 +2,7 @@
 
 * :func:`perceptual_similarity` — the offline default (no weights; see its module).
 * :class:`ClipSimilarity` — the paper's score (CLIP image-embedding cosine), from a
-  local checkpoint.
+  local checkpoint or a hub id.
 * :func:`make_similarity` — what the environment calls with its ``similarity`` and
   ``clip_model`` arguments.
 """
@@ -51,7 +51,7 @@ def make_similarity(
         similarity: ``"perceptual"`` (offline, no weights), ``"clip"`` (the paper's
             score; needs ``clip_model``), any callable ``(image, image) -> float``, or
             ``None``: ``"clip"`` when ``clip_model`` is given, else ``"perceptual"``.
-        clip_model: A local CLIP checkpoint directory (see :class:`ClipSimilarity`).
+        clip_model: A CLIP checkpoint: a local folder or a hub id (see :class:`ClipSimilarity`).
         device: Torch device for CLIP (default: CUDA when available).
 
     Raises:

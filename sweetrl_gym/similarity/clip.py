@@ -2,9 +2,10 @@
 
 The official scorer embeds the final page's screenshot and the target's with CLIP
 ViT-B/32 (``openai/clip-vit-base-patch32``) and takes the cosine of the two image
-embeddings. :class:`ClipSimilarity` does the same with any CLIP checkpoint in a local
-directory (``save_pretrained`` layout): nothing is downloaded. torch and transformers
-are imported when the first instance is built, never at ``import sweetrl_gym``.
+embeddings. :class:`ClipSimilarity` does the same with any CLIP checkpoint: a local
+directory (``save_pretrained`` layout), or a hub id fetched once into the Hugging Face
+cache (``HF_HUB_OFFLINE=1``: the cache only), as ``from_pretrained`` reads it. torch and
+transformers are imported when the first instance is built, never at ``import sweetrl_gym``.
 
 The images go through the checkpoint's ``CLIPImageProcessor``: resize the shortest side
 to 224, centre-crop 224 x 224. For a tall full-page screenshot CLIP thus sees a square
@@ -16,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -47,7 +49,7 @@ class ClipSimilarity:
     Args:
         model_path: A directory holding a ``CLIPModel`` checkpoint (``config.json`` with
             ``model_type: clip``, its weights and ideally ``preprocessor_config.json``),
-            e.g. a local copy of ``openai/clip-vit-base-patch32``.
+            or a hub id such as ``openai/clip-vit-base-patch32``.
         device: Torch device (default: ``"cuda"`` when available, else ``"cpu"``).
         batch_size: Images per forward pass in :meth:`embed`.
         cache_size: Most embeddings kept (0 disables the cache).
@@ -69,7 +71,7 @@ class ClipSimilarity:
             raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
         if isinstance(cache_size, bool) or not isinstance(cache_size, int) or cache_size < 0:
             raise ValueError(f"cache_size must be an int >= 0, got {cache_size!r}")
-        path = _check_checkpoint(model_path)
+        path = _check_checkpoint(_local_folder(model_path))
 
         import torch
         from transformers import CLIPModel
@@ -157,15 +159,41 @@ class ClipSimilarity:
             self._cache.popitem(last=False)
 
 
+# A hub id reads "org/name" (letters, digits, "-", "_", "."); anything else is a path.
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")
+_HUB_FILES = ["*.json", "*.safetensors", "*.txt"]  # config, weights, processor, vocabulary
+
+
+def _local_folder(model_path: Any) -> Any:
+    """Return a hub id's folder in the Hugging Face cache (fetched once); a path as it is.
+
+    ``openai/clip-vit-base-patch32`` is read as a hub id unless a folder of that name
+    exists here, as ``from_pretrained`` reads it; with ``HF_HUB_OFFLINE=1`` only the cache
+    is used.
+    """
+    name = str(model_path) if isinstance(model_path, (str, Path)) else ""
+    if not _HUB_ID.fullmatch(name) or Path(name).exists():
+        return model_path
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+
+    try:
+        return snapshot_download(name, allow_patterns=_HUB_FILES)
+    except (LocalEntryNotFoundError, HfHubHTTPError, OSError) as err:
+        raise FileNotFoundError(
+            f"CLIP model {name!r}: not a local folder, and the hub did not give it ({err}); "
+            "with HF_HUB_OFFLINE=1 only the Hugging Face cache is read"
+        ) from err
+
+
 def _check_checkpoint(model_path: Any) -> Path:
     if not isinstance(model_path, (str, Path)) or not str(model_path).strip():
         raise ValueError(f"model_path must be a directory path, got {model_path!r}")
     path = Path(model_path).expanduser()
     if not path.exists():
         raise FileNotFoundError(
-            f"CLIP model directory {str(path)!r} does not exist; save a CLIP checkpoint "
-            "there first (e.g. openai/clip-vit-base-patch32 with save_pretrained) — "
-            "nothing is downloaded"
+            f"CLIP model directory {str(path)!r} does not exist; pass a saved CLIP "
+            "checkpoint's folder or a hub id (e.g. openai/clip-vit-base-patch32)"
         )
     if not path.is_dir():
         raise ValueError(f"CLIP model path {str(path)!r} is a file; expected a directory")
