@@ -26,25 +26,17 @@ from dataclasses import dataclass, replace
 
 from agents.base import Message
 from sweetrl_gym.actions import ANSWER_MARKER
-from sweetrl_gym.simulators.skeleton import SIZES, PageSketch, SectionSketch, default_size
+from sweetrl_gym.simulators.skeleton import (
+    KIND_OF_NAME,
+    SIZES,
+    PageSketch,
+    SectionSketch,
+    default_size,
+)
 
 __all__ = ["FrontendCollaborator", "Update", "apply_update", "read_reply"]
 
-# The simulated human's names of the bundled section kinds.
-_KINDS = {
-    "navigation bar": "navigation",
-    "hero banner": "hero",
-    "features grid": "features",
-    "pricing section": "pricing",
-    "testimonials section": "testimonials",
-    "statistics row": "stats",
-    "call-to-action banner": "cta",
-    "gallery": "gallery",
-    "FAQ section": "faq",
-    "contact form": "contact",
-    "footer": "footer",
-}
-_NAME = "(" + "|".join(re.escape(name) for name in _KINDS) + ")"
+_NAME = "(" + "|".join(re.escape(name) for name in KIND_OF_NAME) + ")"
 # The words of colour_name: an optional shade, then a hue or a gray.
 _COLOUR = (
     r"((?:very )?(?:light |dark )?"
@@ -144,38 +136,38 @@ def _updates(what: str, match: re.Match[str]) -> list[Update]:
     groups = match.groups()
     if what == "structure":
         names = re.split(r", | and ", match.group("list"))
-        kinds = tuple(_KINDS[n[2:] if n.startswith("a ") else n[3:]] for n in names if _known(n))
+        kinds = tuple(KIND_OF_NAME[n[2:] if n.startswith("a ") else n[3:]] for n in names if _known(n))
         return [Update("sections", value=kinds)] if kinds else []
     if what == "colours":
         name, background, text = groups
-        out = [Update("background", _KINDS[name], background)]
-        return [*out, Update("text", _KINDS[name], text)] if text else out
+        out = [Update("background", KIND_OF_NAME[name], background)]
+        return [*out, Update("text", KIND_OF_NAME[name], text)] if text else out
     if what == "centered":
         names = re.split(r", | and ", match.group("names"))
-        return [Update("align", _KINDS[n], "center") for n in names if n in _KINDS]
+        return [Update("align", KIND_OF_NAME[n], "center") for n in names if n in KIND_OF_NAME]
     if what == "missing":
         name, where, after, background, columns = groups
-        position = "" if where == "at the top" else (_KINDS[after] if after else None)
-        return [Update("insert", _KINDS[name], position, background, int(columns or 1))]
+        position = "" if where == "at the top" else (KIND_OF_NAME[after] if after else None)
+        return [Update("insert", KIND_OF_NAME[name], position, background, int(columns or 1))]
     if what == "extra":
-        return [Update("remove", _KINDS[groups[0]])]
+        return [Update("remove", KIND_OF_NAME[groups[0]])]
     if what == "replaced":
         old, new, background = groups
-        return [Update("replace", _KINDS[old], _KINDS[new], background)]
+        return [Update("replace", KIND_OF_NAME[old], KIND_OF_NAME[new], background)]
     if what in ("background", "text"):
-        return [Update(what, _KINDS[groups[0]], groups[1])]
+        return [Update(what, KIND_OF_NAME[groups[0]], groups[1])]
     if what == "columns":
-        return [Update("columns", _KINDS[groups[0]], int(groups[1]))]
+        return [Update("columns", KIND_OF_NAME[groups[0]], int(groups[1]))]
     if what == "single_column":
-        return [Update("columns", _KINDS[groups[0]], 1)]
+        return [Update("columns", KIND_OF_NAME[groups[0]], 1)]
     if what == "align":
         align = {"centered": "center", "left-aligned": "left", "right-aligned": "right"}
-        return [Update("align", _KINDS[groups[0]], align[groups[1]])]
-    return [Update("size", _KINDS[groups[0]], 1 if groups[1] == "taller" else -1)]
+        return [Update("align", KIND_OF_NAME[groups[0]], align[groups[1]])]
+    return [Update("size", KIND_OF_NAME[groups[0]], 1 if groups[1] == "taller" else -1)]
 
 
 def _known(name: str) -> bool:
-    return (name[2:] if name.startswith("a ") else name[3:]) in _KINDS
+    return (name[2:] if name.startswith("a ") else name[3:]) in KIND_OF_NAME
 
 
 def apply_update(sketch: PageSketch, update: Update) -> PageSketch:

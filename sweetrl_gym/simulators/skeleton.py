@@ -26,6 +26,7 @@ from sweetrl_gym.tasks.frontend_sections.sections import SECTION_KINDS
 
 __all__ = [
     "ALIGNMENTS",
+    "KIND_OF_NAME",
     "SIZES",
     "PageSketch",
     "SectionSketch",
@@ -102,7 +103,7 @@ _SHADE_WORDS = (("very light ", 100), ("light ", 300), ("very dark ", 900), ("da
 
 # Elements and headings per kind; the bundled pages use the same ids.
 _TAGS = {"navigation": "nav", "hero": "header", "footer": "footer"}
-_KIND_OF_NAME = {
+KIND_OF_NAME = {
     "navigation bar": "navigation",
     "hero banner": "hero",
     "features grid": "features",
@@ -115,6 +116,7 @@ _KIND_OF_NAME = {
     "contact form": "contact",
     "footer": "footer",
 }
+"""The simulated human's name of each bundled section kind, and the kind."""
 _HEADINGS = {
     "navigation": "Home",
     "hero": "Welcome",
@@ -251,7 +253,7 @@ class PageSketch:
         """
         sections = []
         for i, block in enumerate(blocks):
-            kind = _KIND_OF_NAME.get(section_name(block, i, len(blocks)), "features")
+            kind = KIND_OF_NAME.get(section_name(block, i, len(blocks)), "features")
             background = parse_css_colour(block.background) or (255, 255, 255)
             text = parse_css_colour(block.color) or (0, 0, 0)
             align = {"center": "center", "right": "right", "end": "right"}.get(block.align, "left")
