@@ -135,8 +135,8 @@ def read_reply(reply: str) -> list[Update]:
 def _updates(what: str, match: re.Match[str]) -> list[Update]:
     groups = match.groups()
     if what == "structure":
-        names = re.split(r", | and ", match.group("list"))
-        kinds = tuple(KIND_OF_NAME[n[2:] if n.startswith("a ") else n[3:]] for n in names if _known(n))
+        names = [_without_article(n) for n in re.split(r", | and ", match.group("list"))]
+        kinds = tuple(KIND_OF_NAME[n] for n in names if n in KIND_OF_NAME)
         return [Update("sections", value=kinds)] if kinds else []
     if what == "colours":
         name, background, text = groups
@@ -166,8 +166,8 @@ def _updates(what: str, match: re.Match[str]) -> list[Update]:
     return [Update("size", KIND_OF_NAME[groups[0]], 1 if groups[1] == "taller" else -1)]
 
 
-def _known(name: str) -> bool:
-    return (name[2:] if name.startswith("a ") else name[3:]) in KIND_OF_NAME
+def _without_article(name: str) -> str:
+    return name.removeprefix("an ").removeprefix("a ")
 
 
 def apply_update(sketch: PageSketch, update: Update) -> PageSketch:
