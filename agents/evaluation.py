@@ -304,7 +304,8 @@ def pooled_paired_difference(
         moved = [measure(mine[t]) - measure(theirs[t]) for t in theirs]
         gained += sum(change > margin for change in moved)
         lost += sum(change < -margin for change in moved)
-        wins.append({t: _win(change, margin) for t, change in zip(theirs, moved)})
+        if frontend:
+            wins.append({t: _win(change, SIMILARITY_MARGIN) for t, change in zip(theirs, moved)})
     tasks = sorted(tables["success_rate"][0])
     if any(set(run) != set(tasks) for run in tables["success_rate"][1:]):
         raise ValueError(
@@ -326,7 +327,7 @@ def pooled_paired_difference(
                 out[f"{name}_dof"] = interval.dof
         out[f"{name}_diff_ci_low"] = low
         out[f"{name}_diff_ci_high"] = high
-    if "similarity" in tables:
+    if wins:
         data = np.array([[run[t] for t in tasks] for run in wins])
         out["win_rate"] = float(data.mean())
         if len(runs) == 1:

@@ -358,8 +358,10 @@ def _check_warm_start(section: Mapping[str, Any]) -> None:
         raise ConfigError(f"warm_start.tasks must be a non-negative integer, got {tasks!r}")
     if demonstrator and not tasks:
         raise ConfigError("warm_start.demonstrator needs warm_start.tasks > 0")
-    for key in ("ask_probability", "apply_probability"):
-        probability = section.get(key, 0.5)
+    for key in ("ask_probability", "apply_probability"):  # apply_probability is optional
+        if key not in section:
+            continue
+        probability = section[key]
         if (
             isinstance(probability, bool)
             or not isinstance(probability, (int, float))

@@ -115,7 +115,7 @@ def write_report(results: Mapping[str, Any], out: str | Path) -> None:
 
 def _page_panel(results: Mapping[str, Any], out: Path) -> list[str]:
     """Frontend runs: the picture panel of the baseline's and SWEET-RL's final pages."""
-    if (results.get("config") or {}).get("env", {}).get("id") != "ColBench-Frontend-v0":
+    if not _frontend(results):
         return []
     shown = [name for name in (results.get("base"), "sweet-rl") if name in _method_order(results)]
     try:
@@ -124,6 +124,11 @@ def _page_panel(results: Mapping[str, Any], out: Path) -> list[str]:
         logger.warning("no picture panel of the final pages: %s", err)
         return []
     return [panel] if panel else []
+
+
+def _frontend(results: Mapping[str, Any]) -> bool:
+    """Whether the comparison ran on Frontend Design (its reward: a page's similarity)."""
+    return ((results.get("config") or {}).get("env") or {}).get("id") == "ColBench-Frontend-v0"
 
 
 def environment_versions() -> dict[str, str]:
@@ -595,7 +600,7 @@ def _setup(results: Mapping[str, Any]) -> str:
                 f", plus {' and '.join(map(str, demonstrations))} demonstrations on the same tasks"
             )
         mean = _number(buffer.get("mean_reward"))
-        if env.get("id") == "ColBench-Frontend-v0" and episodes is not None and mean is not None:
+        if _frontend(results) and episodes is not None and mean is not None:
             data += f" ({episodes} episodes, mean similarity {mean:.3f})"
         elif episodes is not None and rate is not None:
             data += f" ({episodes} episodes, {rate * 100:.1f}% successful)"
@@ -654,7 +659,7 @@ def _pair_signal_line(results: Mapping[str, Any]) -> str:
     c = fit.get("turn_pair_signal")
     if not isinstance(c, Mapping) or not (c.get("question_pairs") or c.get("answer_pairs")):
         return ""
-    if (results.get("config") or {}).get("env", {}).get("id") == "ColBench-Frontend-v0":
+    if _frontend(results):
         return (
             f"SWEET-RL's turn pairs, checked against the environment: of {c['question_pairs']} "
             f"pairs of two messages without a page, the chosen one obtains more untold design "
