@@ -24,8 +24,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from agents.evaluation import SIMILARITY_MARGIN
 from benchmarks.harness.controls import SOURCE, is_control
-from benchmarks.harness.report import LABELS, json_safe, paired_cell
+from benchmarks.harness.report import (
+    LABELS,
+    format_value,
+    is_frontend,
+    json_safe,
+    paired_cell,
+)
 from sweetrl_gym.trajectory import TrajectoryBuffer
 
 __all__ = ["pool_runs", "render_pooled", "write_pooled"]
@@ -40,8 +47,10 @@ def pool_runs(run_dirs: Sequence[str | Path], *, seed: int = 0) -> dict[str, Any
         seed: Seed of the bootstrap (one run only).
 
     Returns:
-        ``{"runs", "seeds", "base", "methods", "turn_pair_signal"}``; per method:
-        ``success_rate`` per run and their mean, ``control`` (a diagnostic of SWEET-RL),
+        ``{"runs", "seeds", "base", "metric", "methods", "turn_pair_signal"}``; ``metric``
+        is what the methods are judged on: ``similarity`` on Frontend runs, else
+        ``success_rate``. Per method: that metric per run (``<metric>``) and their mean
+        (``mean_<metric>``), ``control`` (a diagnostic of SWEET-RL),
         ``versus_base`` per run (from each run's report), ``pooled`` (against the base,
         :func:`agents.pooled_paired_difference` over every run) and ``versus_sweet_rl``
         (the same against SWEET-RL, when it was evaluated). ``turn_pair_signal``: per run,
@@ -63,6 +72,7 @@ def pool_runs(run_dirs: Sequence[str | Path], *, seed: int = 0) -> dict[str, Any
     if len(bases) != 1:
         raise ValueError(f"the runs compare against different bases: {sorted(bases)}")
     base = results[0]["base"]
+    metric = "similarity" if is_frontend(results[0]) else "success_rate"
     evaluated = [[m for m, v in r["methods"].items() if v.get("eval")] for r in results]
     names = [m for m in evaluated[0] if all(m in names for names in evaluated[1:])]
 
@@ -72,10 +82,10 @@ def pool_runs(run_dirs: Sequence[str | Path], *, seed: int = 0) -> dict[str, Any
 
     methods: dict[str, Any] = {}
     for name in names:
-        rates = [float(r["methods"][name]["eval"]["success_rate"]) for r in results]
+        values = [float(r["methods"][name]["eval"][metric]) for r in results]
         entry: dict[str, Any] = {
-            "success_rate": rates,
-            "mean_success_rate": sum(rates) / len(rates),
+            metric: values,
+            f"mean_{metric}": sum(values) / len(values),
             "control": is_control(name),
         }
         if name != base:
@@ -91,6 +101,7 @@ def pool_runs(run_dirs: Sequence[str | Path], *, seed: int = 0) -> dict[str, Any
         "runs": [str(d) for d in dirs],
         "seeds": [r["config"]["seed"] for r in results],
         "base": base,
+        "metric": metric,
         "methods": methods,
         "turn_pair_signal": signal,
     }
@@ -101,33 +112,46 @@ def render_pooled(pooled: Mapping[str, Any]) -> str:
     seeds = pooled["seeds"]
     base = pooled["base"]
     base_label = LABELS.get(base, base)
+    metric = pooled.get("metric", "success_rate")
+    title = "mean similarity" if metric == "similarity" else "success rate"
+    frontend = metric == "similarity"
     lines = [
         f"Pooled over {len(seeds)} seeds of the whole pipeline ({', '.join(map(str, seeds))}): "
-        f"success rate, and each method against {base_label} on the same held-out tasks. "
+        f"{title}, and each method against {base_label} on the same held-out tasks. "
         "Per seed: the paired 95% interval over tasks (the evaluation's noise). Pooled: the "
         "95% interval over seeds x tasks, which holds the training's seed-to-seed spread too "
         "(Student t, Satterthwaite's degrees of freedom); seed sd: the estimated spread of the "
-        "difference between seeds. Controls are diagnostics of SWEET-RL, not methods.",
+        "difference between seeds. Controls are diagnostics of SWEET-RL, not methods."
+        + (
+            f" A (seed, task) is gained or lost when its similarity moves by more than "
+            f"{SIMILARITY_MARGIN:g}; the win rate counts a move within it as half a win."
+            if frontend
+            else ""
+        ),
         "",
-        "| Method | Success per seed | Mean | vs base per seed | vs base, pooled [95% CI] "
-        "(gained / lost) | seed sd |",
-        "| --- | --- | --- | --- | --- | --- |",
+        f"| Method | {title.capitalize()} per seed | Mean | vs base per seed "
+        "| vs base, pooled [95% CI] (gained / lost) | seed sd |"
+        + (" Win rate vs base, pooled |" if frontend else ""),
+        "| --- | --- | --- | --- | --- | --- |" + (" --- |" if frontend else ""),
     ]
     for name, entry in pooled["methods"].items():
-        rates = " / ".join(f"{100 * r:.1f}%" for r in entry["success_rate"])
-        per_seed = " / ".join(
-            paired_cell(v, "success_rate") for v in entry.get("versus_base") or []
+        values = " / ".join(format_value(v, metric) for v in entry[metric])
+        per_seed = " / ".join(paired_cell(v, metric) for v in entry.get("versus_base") or [])
+        row = (
+            f"| {LABELS.get(name, name)} | {values} | "
+            f"{format_value(entry[f'mean_{metric}'], metric)} "
+            f"| {per_seed or '—'} | {_pooled_cell(entry.get('pooled'), metric)} "
+            f"| {_seed_sd(entry.get('pooled'), metric)} |"
         )
-        lines.append(
-            f"| {LABELS.get(name, name)} | {rates} | {100 * entry['mean_success_rate']:.1f}% "
-            f"| {per_seed or '—'} | {_pooled_cell(entry.get('pooled'))} "
-            f"| {_seed_sd(entry.get('pooled'))} |"
-        )
+        if frontend:
+            row += f" {_win_rate(entry.get('pooled'))} |"
+        lines.append(row)
     lines += ["", "Verdicts (pooled; a real difference only when the interval excludes 0):", ""]
     for name, entry in pooled["methods"].items():
         for key, other in (("pooled", base_label), ("versus_sweet_rl", "SWEET-RL")):
             if entry.get(key):
-                lines.append(f"- {LABELS.get(name, name)} vs {other}: {_verdict(entry[key])}")
+                verdict = _verdict(entry[key], metric)
+                lines.append(f"- {LABELS.get(name, name)} vs {other}: {verdict}")
     signals = pooled.get("turn_pair_signal") or []
     if any(signals):
         lines += [
@@ -138,25 +162,35 @@ def render_pooled(pooled: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _pooled_cell(versus: Any) -> str:
-    cell = paired_cell(versus, "success_rate")
+def _pooled_cell(versus: Any, metric: str) -> str:
+    cell = paired_cell(versus, metric)
     if isinstance(versus, Mapping):
         cell += f" ({versus['gained']:.0f} / {versus['lost']:.0f})"
     return cell
 
 
-def _seed_sd(versus: Any) -> str:
-    if not isinstance(versus, Mapping) or "success_rate_seed_sd" not in versus:
+def _seed_sd(versus: Any, metric: str) -> str:
+    if not isinstance(versus, Mapping) or f"{metric}_seed_sd" not in versus:
         return "—"
-    return f"{100 * versus['success_rate_seed_sd']:.1f}"
+    sd = versus[f"{metric}_seed_sd"]
+    return f"{100 * sd:.1f}" if metric == "success_rate" else f"{sd:.3f}"
 
 
-def _verdict(versus: Mapping[str, Any]) -> str:
-    low, high = versus["success_rate_diff_ci_low"], versus["success_rate_diff_ci_high"]
+def _win_rate(versus: Any) -> str:
+    if not isinstance(versus, Mapping) or "win_rate" not in versus:
+        return "—"
+    low, high = versus["win_rate_ci_low"], versus["win_rate_ci_high"]
+    return f"{versus['win_rate']:.0%} [{low:.0%}, {high:.0%}]"
+
+
+def _verdict(versus: Mapping[str, Any], metric: str) -> str:
+    low, high = versus[f"{metric}_diff_ci_low"], versus[f"{metric}_diff_ci_high"]
     real = low > 0 or high < 0
+    unit = " points" if metric == "success_rate" else ""
+    win = f", win rate {_win_rate(versus)}" if "win_rate" in versus else ""
     return (
-        f"{paired_cell(versus, 'success_rate')} points "
-        f"({versus['gained']:.0f} (seed, task) units gained, {versus['lost']:.0f} lost): "
+        f"{paired_cell(versus, metric)}{unit} "
+        f"({versus['gained']:.0f} (seed, task) units gained, {versus['lost']:.0f} lost{win}): "
         + ("a real difference" if real else "the interval includes 0 (not a measurable difference)")
     )
 

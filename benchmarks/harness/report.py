@@ -38,6 +38,8 @@ __all__ = [
     "critic_example_table",
     "environment_versions",
     "format_table",
+    "format_value",
+    "is_frontend",
     "json_safe",
     "main_metric",
     "paired_cell",
@@ -115,7 +117,7 @@ def write_report(results: Mapping[str, Any], out: str | Path) -> None:
 
 def _page_panel(results: Mapping[str, Any], out: Path) -> list[str]:
     """Frontend runs: the picture panel of the baseline's and SWEET-RL's final pages."""
-    if not _frontend(results):
+    if not is_frontend(results):
         return []
     shown = [name for name in (results.get("base"), "sweet-rl") if name in _method_order(results)]
     try:
@@ -126,7 +128,7 @@ def _page_panel(results: Mapping[str, Any], out: Path) -> list[str]:
     return [panel] if panel else []
 
 
-def _frontend(results: Mapping[str, Any]) -> bool:
+def is_frontend(results: Mapping[str, Any]) -> bool:
     """Whether the comparison ran on Frontend Design (its reward: a page's similarity)."""
     return ((results.get("config") or {}).get("env") or {}).get("id") == "ColBench-Frontend-v0"
 
@@ -467,6 +469,11 @@ def _interval(evaluation: Mapping[str, Any], metric: str) -> tuple[float, float]
     return None if low is None or high is None else (low, high)
 
 
+def format_value(value: float, metric: str) -> str:
+    """Format one value of a metric as the report does (``22.4%``, ``0.541``)."""
+    return _format(value, _KIND[metric])
+
+
 def _format(value: float, kind: str) -> str:
     if kind == "percent":
         return f"{value * 100:.1f}%"
@@ -600,7 +607,7 @@ def _setup(results: Mapping[str, Any]) -> str:
                 f", plus {' and '.join(map(str, demonstrations))} demonstrations on the same tasks"
             )
         mean = _number(buffer.get("mean_reward"))
-        if _frontend(results) and episodes is not None and mean is not None:
+        if is_frontend(results) and episodes is not None and mean is not None:
             data += f" ({episodes} episodes, mean similarity {mean:.3f})"
         elif episodes is not None and rate is not None:
             data += f" ({episodes} episodes, {rate * 100:.1f}% successful)"
@@ -659,7 +666,7 @@ def _pair_signal_line(results: Mapping[str, Any]) -> str:
     c = fit.get("turn_pair_signal")
     if not isinstance(c, Mapping) or not (c.get("question_pairs") or c.get("answer_pairs")):
         return ""
-    if _frontend(results):
+    if is_frontend(results):
         return (
             f"SWEET-RL's turn pairs, checked against the environment: of {c['question_pairs']} "
             f"pairs of two messages without a page, the chosen one obtains more untold design "

@@ -396,8 +396,10 @@ def test_a_fit_is_skipped_only_when_the_buffer_has_nothing_for_the_method(tmp_pa
 
 
 def test_frontend_smoke_compares_every_method_on_similarity(tmp_path):
-    out = tmp_path / "frontend"
-    assert main(["compare", "--config", "frontend-smoke", "--out", str(out), "--no-progress"]) == 0
+    whole = tmp_path / "frontend"
+    command = ["compare", "--config", "frontend-smoke", "--seeds", "0,1", "--out", str(whole)]
+    assert main([*command, "--no-progress"]) == 0
+    out = whole / "seed-0"
     results = json.loads((out / "results.json").read_text())
     methods = results["methods"]
     assert results["base"] == "warm-start"
@@ -428,6 +430,25 @@ def test_frontend_smoke_compares_every_method_on_similarity(tmp_path):
     assert "![pages](pages.png)" in report
     with Image.open(out / "pages.png") as panel:
         assert panel.size == (3 * 320, 4 * (480 + 22))
+
+    # The seeds pooled on similarity: per (seed, task), gained / lost by the margin, win rates.
+    pooled = json.loads((whole / "pooled.json").read_text())
+    assert pooled["metric"] == "similarity" and pooled["seeds"] == [0, 1]
+    other = json.loads((whole / "seed-1" / "results.json").read_text())
+    for name in ["rft", "mt-dpo", "sweet-rl", "sweet-rl-random"]:
+        entry = pooled["methods"][name]
+        seeds = [results, other]
+        assert entry["similarity"] == [r["methods"][name]["eval"]["similarity"] for r in seeds]
+        versus = entry["pooled"]
+        assert versus["num_runs"] == 2 and versus["num_tasks"] == 8, name
+        assert versus["similarity_diff_ci_low"] <= versus["similarity_diff"]
+        assert versus["similarity_diff"] <= versus["similarity_diff_ci_high"]
+        assert 0.0 <= versus["win_rate_ci_low"] <= versus["win_rate"] <= versus["win_rate_ci_high"]
+        assert versus["gained"] + versus["lost"] <= 8
+    summary = (whole / "pooled.md").read_text()
+    assert "mean similarity" in summary and "| Win rate vs base, pooled |" in summary
+    assert "%" not in summary.split("| SWEET-RL |")[1].split("|")[1]  # similarities, not rates
+    assert "- SWEET-RL vs Warm start (BC):" in summary and "win rate" in summary
 
 
 def test_the_frontend_similarity_is_a_setting_checked_at_load():
