@@ -31,8 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 import sweetrl_gym  # noqa: F401 - registers the environments
 from benchmarks.harness.controls import TURN_PAIRS, fit_control, is_control
+from benchmarks.harness.critic_example import critic_example
 from benchmarks.harness.folder_lock import folder_lock
-from benchmarks.harness.pair_signal import turn_pair_signal
+from benchmarks.harness.pair_signal import env_similarity, turn_pair_signal
 from benchmarks.harness.policies import (
     WARM_START,
     base_policy,
@@ -44,7 +45,6 @@ from benchmarks.harness.serving import generation, model_source, served_folder
 from sweetrl_gym import TrajectoryBuffer
 from sweetrl_gym.atomic_write import write_atomically
 from sweetrl_gym.processes import process_state
-from sweetrl_gym.simulators import user_said
 
 if TYPE_CHECKING:
     from agents import TransformersAgent
@@ -228,7 +228,9 @@ def fit_method(
         }
         if name == "sweet-rl":
             # Whether the critic's turn pairs were right, by the environment's own verdicts.
-            record["turn_pair_signal"] = turn_pair_signal(algorithm.policy_pairs, buffer)
+            record["turn_pair_signal"] = turn_pair_signal(
+                algorithm.policy_pairs, buffer, similarity=env_similarity(config)
+            )
     if state.is_main_process:
         directory.mkdir(parents=True, exist_ok=True)
         if name == "sweet-rl" and record["status"] == "trained":
@@ -394,9 +396,7 @@ def _run_comparison(config: Mapping[str, Any], out: Path, progress: bool) -> dic
     versus = _versus_base(out, base, [n for n in names if n != base], config["seed"])
 
     example = (
-        _critic_example(out, buffer)
-        if fits.get("sweet-rl", {}).get("status") == "trained"
-        else None
+        critic_example(out, buffer) if fits.get("sweet-rl", {}).get("status") == "trained" else None
     )
 
     # 4. The report (main process); the others read it back once it is written.
@@ -504,85 +504,6 @@ def _collect_train(
         progress=progress,
         shard="auto",
     )
-
-
-def _critic_example(out: Path, buffer: TrajectoryBuffer) -> dict[str, Any] | None:
-    """SWEET-RL's critic on one training dialogue: each turn's advantage, beside the turn.
-
-    The dialogue is a success of a task the base policy also failed (the fact its failed
-    samples missed is what the critic should credit). Computed once by the main process
-    and kept in ``methods/sweet-rl/critic_example.json``.
-    """
-    from algorithms import Algorithm
-
-    state = process_state()
-    path = out / "methods" / "sweet-rl" / "critic_example.json"
-    if state.is_main_process and not path.exists():
-        example = _pick_example_dialogue(buffer)
-        record: dict[str, Any] = {"task_id": None, "turns": []}
-        if example is not None:
-            trajectory, missed = example
-            advantages = Algorithm.load(out / "methods" / "sweet-rl" / "model").turn_advantages(
-                trajectory
-            )
-            record = {
-                "task_id": trajectory.task_id,
-                "turns": _turn_rows(trajectory, missed, advantages),
-            }
-        path.write_text(json.dumps(record, indent=2) + "\n")
-    state.wait_for_everyone()
-    record = json.loads(path.read_text())
-    return record if record["task_id"] is not None else None
-
-
-def _pick_example_dialogue(buffer: TrajectoryBuffer) -> tuple[Any, set[str]] | None:
-    """Pick a successful multi-turn episode of a task that other samples failed.
-
-    Returns:
-        The episode and the keys of the facts that matter which some failed sample of
-        the same task was never told; ``None`` when no task has both outcomes.
-
-    """
-    best: tuple[Any, set[str]] | None = None
-    for group in buffer.group_by_task().values():
-        wins = [t for t in group if t.success and t.num_turns >= 2]
-        losses = [t for t in group if not t.success]
-        if not wins or not losses:
-            continue
-        facts = (wins[0].reference or {}).get("facts") or []
-        told = [user_said(t.messages) for t in losses]
-        missed = {
-            f["key"] for f in facts if f.get("matters") and any(f["answer"] not in x for x in told)
-        }
-        win = max(wins, key=lambda t: t.num_turns)
-        if missed and (best is None or win.num_turns > best[0].num_turns):
-            best = (win, missed)
-    return best
-
-
-def _turn_rows(trajectory: Any, missed: set[str], advantages: list[float]) -> list[dict[str, Any]]:
-    facts = (trajectory.reference or {}).get("facts") or []
-    messages = trajectory.messages
-    replies = [
-        messages[i + 1]["content"]
-        if i + 1 < len(messages) and messages[i + 1]["role"] == "user"
-        else ""
-        for i, m in enumerate(messages)
-        if m["role"] == "assistant"
-    ]
-    rows = []
-    for turn, reply, advantage in zip(trajectory.turns, replies, advantages):
-        told = [f["key"] for f in facts if f["answer"] in reply]
-        rows.append(
-            {
-                "action": turn.action,
-                "reply": reply,
-                "facts_told": told,
-                "missed_by_failures": sorted(set(told) & missed),
-                "advantage": float(advantage),
-            }
-        )
-    return rows
 
 
 def _versus_base(

@@ -29,10 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.harness.pair_signal import environment_ranked_pairs
+from benchmarks.harness.pair_signal import env_similarity, environment_ranked_pairs
 from benchmarks.harness.policies import base_policy
 from sweetrl_gym.atomic_write import write_atomically
 from sweetrl_gym.processes import process_state
+from sweetrl_gym.similarity import Similarity
 from sweetrl_gym.trajectory import TrajectoryBuffer
 
 __all__ = ["CONTROLS", "SOURCE", "TURN_PAIRS", "control_pairs", "fit_control", "is_control"]
@@ -54,7 +55,12 @@ def is_control(name: str) -> bool:
 
 
 def control_pairs(
-    name: str, pairs: Sequence[Any], buffer: TrajectoryBuffer, *, seed: int
+    name: str,
+    pairs: Sequence[Any],
+    buffer: TrajectoryBuffer,
+    *,
+    seed: int,
+    similarity: Similarity | None = None,
 ) -> list[Any]:
     """Rank SWEET-RL's turn pairs as the control ``name`` does.
 
@@ -63,6 +69,8 @@ def control_pairs(
         pairs: SWEET-RL's turn pairs (``algorithms.pairs.TurnPair``).
         buffer: The episodes they were sampled from (``sweet-rl-env`` judges by them).
         seed: The coin's seed (``sweet-rl-random``).
+        similarity: How ``sweet-rl-env`` scores Frontend pages (the environment's scorer;
+            default: perceptual similarity).
 
     Returns:
         The pairs, each oriented by the control (``sweet-rl-env``: only those the
@@ -76,7 +84,7 @@ def control_pairs(
         coin = np.random.default_rng([seed, 27]).random(len(pairs)) < 0.5
         return [p.reversed() if flip else p for p, flip in zip(pairs, coin)]
     if name == "sweet-rl-env":
-        return environment_ranked_pairs(pairs, buffer)
+        return environment_ranked_pairs(pairs, buffer, similarity=similarity)
     if name == "sweet-rl-nll":
         return list(pairs)
     raise ValueError(f"no control {name!r}; choose from {CONTROLS}")
@@ -117,7 +125,9 @@ def fit_control(
         pairs = from_json(TurnPair, json.loads((out / "methods" / SOURCE / TURN_PAIRS).read_text()))
         # The main process's ranking on every process: sweet-rl-env's runs the sandbox,
         # whose verdicts can differ between processes (a test that timed out on one).
-        ranked = from_main_process(control_pairs(name, pairs, buffer, seed=config["seed"]))
+        similarity = env_similarity(config) if name == "sweet-rl-env" else None
+        ranked = control_pairs(name, pairs, buffer, seed=config["seed"], similarity=similarity)
+        ranked = from_main_process(ranked)
         original = {(p.chosen, p.rejected) for p in pairs}
         swapped = sum((p.chosen, p.rejected) not in original for p in ranked)  # turned round
         if not ranked:

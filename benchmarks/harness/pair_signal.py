@@ -22,11 +22,12 @@ the same candidates (the ``sweet-rl-env`` control, :mod:`benchmarks.harness.cont
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sweetrl_gym.actions import parse_action
 from sweetrl_gym.sandbox import Sandbox, default_sandbox
+from sweetrl_gym.similarity import Similarity, make_similarity
 from sweetrl_gym.simulators.base import user_said
 from sweetrl_gym.simulators.derive import facts_from_reference
 from sweetrl_gym.simulators.rule_based import RuleBasedSimulator
@@ -36,7 +37,13 @@ from sweetrl_gym.trajectory import Trajectory
 if TYPE_CHECKING:  # importing algorithms loads torch
     from algorithms.pairs import TurnPair
 
-__all__ = ["COUNTS", "environment_ranked_pairs", "judge_turn_pairs", "turn_pair_signal"]
+__all__ = [
+    "COUNTS",
+    "env_similarity",
+    "environment_ranked_pairs",
+    "judge_turn_pairs",
+    "turn_pair_signal",
+]
 
 
 COUNTS = (
@@ -55,7 +62,11 @@ COUNTS = (
 
 
 def turn_pair_signal(
-    pairs: Sequence[Any], buffer: Iterable[Trajectory], sandbox: Sandbox | None = None
+    pairs: Sequence[Any],
+    buffer: Iterable[Trajectory],
+    sandbox: Sandbox | None = None,
+    *,
+    similarity: Similarity | None = None,
 ) -> dict[str, int]:
     """Count the pairs whose chosen action obtains more untold facts, or passes more tests.
 
@@ -66,6 +77,8 @@ def turn_pair_signal(
             hidden facts and tests; tasks without structured facts get facts derived from
             the reference code, as the simulated human does).
         sandbox: Runs the answers' code (default: the shared sandbox the environment uses).
+        similarity: Scores a Frontend page's screenshot against the target's, as the
+            environment does (default: perceptual similarity; see :func:`env_similarity`).
 
     Returns:
         ``question_pairs`` (both candidates ask), of which ``chosen_obtains_more``,
@@ -76,7 +89,7 @@ def turn_pair_signal(
 
     """
     counts = dict.fromkeys(COUNTS, 0)
-    for verdict in judge_turn_pairs(pairs, buffer, sandbox):
+    for verdict in judge_turn_pairs(pairs, buffer, sandbox, similarity=similarity):
         counts[verdict] += 1
     counts["question_pairs"] = sum(counts[k] for k in _QUESTION_VERDICTS)
     counts["answer_pairs"] = sum(counts[k] for k in _ANSWER_VERDICTS)
@@ -88,7 +101,11 @@ _ANSWER_VERDICTS = ("chosen_passes_more", "chosen_passes_fewer", "same_tests")
 
 
 def judge_turn_pairs(
-    pairs: Sequence[Any], buffer: Iterable[Trajectory], sandbox: Sandbox | None = None
+    pairs: Sequence[Any],
+    buffer: Iterable[Trajectory],
+    sandbox: Sandbox | None = None,
+    *,
+    similarity: Similarity | None = None,
 ) -> list[str]:
     """Judge each pair by the environment (arguments as for :func:`turn_pair_signal`).
 
@@ -101,7 +118,8 @@ def judge_turn_pairs(
     """
     buffer = list(buffer)
     if buffer and all(_is_frontend(t.reference) for t in buffer):
-        return _judge_frontend_pairs(pairs, {t.task_id: t.reference for t in buffer})
+        references = {t.task_id: t.reference for t in buffer}
+        return _judge_frontend_pairs(pairs, references, make_similarity(similarity))
     tasks: dict[str, BackendTask] = {}  # built once per task: its episodes and pairs share it
     for t in buffer:
         if t.task_id not in tasks and "ground_truth" in t.reference:
@@ -146,13 +164,14 @@ def _is_frontend(reference: Any) -> bool:
     return "test_cases" not in reference and "<html" in truth.lower()
 
 
-def _judge_frontend_pairs(pairs: Sequence[Any], references: dict[str, Any]) -> list[str]:
+def _judge_frontend_pairs(
+    pairs: Sequence[Any], references: dict[str, Any], score: Similarity
+) -> list[str]:
     """Judge Frontend pairs: pages by similarity to the target, questions by facts told."""
     from agents.evaluation import SIMILARITY_MARGIN
     from agents.frontend_collaborator import read_reply
     from sweetrl_gym.actions import extract_html
     from sweetrl_gym.render import RenderError, default_renderer
-    from sweetrl_gym.similarity import perceptual_similarity
     from sweetrl_gym.simulators.visual import VisualDiffSimulator
 
     renderer = default_renderer()
@@ -160,7 +179,7 @@ def _judge_frontend_pairs(pairs: Sequence[Any], references: dict[str, Any]) -> l
 
     def similarity(page: str, target: Any) -> float:
         try:
-            return perceptual_similarity(renderer.render_page(page).image, target)
+            return float(score(renderer.render_page(page).image, target))
         except RenderError:
             return 0.0  # scored as the environment scores a page that does not render
 
@@ -195,7 +214,11 @@ def _judge_frontend_pairs(pairs: Sequence[Any], references: dict[str, Any]) -> l
 
 
 def environment_ranked_pairs(
-    pairs: Sequence[TurnPair], buffer: Iterable[Trajectory], sandbox: Sandbox | None = None
+    pairs: Sequence[TurnPair],
+    buffer: Iterable[Trajectory],
+    sandbox: Sandbox | None = None,
+    *,
+    similarity: Similarity | None = None,
 ) -> list[TurnPair]:
     """Rank turn pairs as a perfect critic would: by what the environment says of them.
 
@@ -209,18 +232,36 @@ def environment_ranked_pairs(
         pairs: SWEET-RL's turn pairs, e.g. ``SweetRL.policy_pairs``.
         buffer: The episodes they were sampled from (see :func:`turn_pair_signal`).
         sandbox: Runs the answers' code.
+        similarity: Scores Frontend pages (see :func:`turn_pair_signal`).
 
     Returns:
         The informative pairs, in their order, each oriented by the environment.
 
     """
     ranked = []
-    for pair, verdict in zip(pairs, judge_turn_pairs(pairs, buffer, sandbox)):
+    verdicts = judge_turn_pairs(pairs, buffer, sandbox, similarity=similarity)
+    for pair, verdict in zip(pairs, verdicts):
         if verdict.endswith("_more"):
             ranked.append(pair)
         elif verdict.endswith("_fewer"):
             ranked.append(pair.reversed())
     return ranked
+
+
+def env_similarity(config: Mapping[str, Any]) -> Similarity | None:
+    """Return the similarity a comparison's Frontend environment scores pages with.
+
+    Args:
+        config: A comparison's config (its ``env`` section).
+
+    Returns:
+        The scorer (``None`` for a Backend environment, which has none).
+
+    """
+    env = config["env"]
+    if env["id"] != "ColBench-Frontend-v0":
+        return None
+    return make_similarity(env["similarity"], clip_model=env["clip_model"] or None)
 
 
 def _verdict(chosen: int, rejected: int, *, prefix: str, same: str) -> str:

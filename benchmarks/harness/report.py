@@ -238,12 +238,23 @@ def critic_example_table(example: Mapping[str, Any]) -> str:
     """Return a Markdown table of one dialogue's turns beside the critic's advantages.
 
     ``example`` is ``results["critic_example"]``: a successful training episode of a task
-    that other samples failed; a fact marked * is one a failed sample never learned.
+    that other samples failed (Frontend: the task's best page, other samples' lower by more
+    than the margin); a fact marked * is one a worse sample never learned.
     """
+    if example.get("frontend"):
+        what = (
+            "the base policy's best page of a task where other samples' pages scored lower "
+            f"by more than {SIMILARITY_MARGIN:g}. Facts (the design the human stated) marked "
+            "* are ones a lower-scoring sample never heard"
+        )
+    else:
+        what = (
+            "a success of the base policy on a task where other samples failed. Facts "
+            "marked * are ones a failed sample never learned"
+        )
     lines = [
-        f"Task `{example.get('task_id')}`, a success of the base policy on a task where "
-        "other samples failed. Facts marked * are ones a failed sample never learned: the "
-        "turns that obtained them are the ones credit assignment should reward.\n",
+        f"Task `{example.get('task_id')}`, {what}: the turns that obtained them are the "
+        "ones credit assignment should reward.\n",
         "| Turn | Agent | Human | Facts told | Advantage |",
         "| --- | --- | --- | --- | --- |",
     ]

@@ -424,7 +424,20 @@ def test_frontend_smoke_compares_every_method_on_similarity(tmp_path):
         out / "methods" / "sweet-rl" / "run" / "stages" / "critic_pairs.json"
     ).read_text()
     assert "In light that the target page is: <html>" in critic_pairs and 'id=\\"' in critic_pairs
+    # The critic on one dialogue: a task's best page, beside the design facts each reply told.
+    example = results["critic_example"]
+    assert example["frontend"] and len(example["turns"]) >= 2
+    samples = TrajectoryBuffer.load(out / "data" / "train.jsonl")
+    samples.extend(TrajectoryBuffer.load(out / "data" / "demonstrations-collaborator.jsonl"))
+    samples = samples.group_by_task()
+    best = max(samples[example["task_id"]], key=lambda t: t.reward)
+    assert [row["action"] for row in example["turns"]] == [turn.action for turn in best.turns]
+    assert min(t.reward for t in samples[example["task_id"]]) < best.reward - 0.02
+    told = [fact for row in example["turns"] for fact in row["facts_told"]]
+    assert told and all(isinstance(row["advantage"], float) for row in example["turns"])
+    assert {m for row in example["turns"] for m in row["missed_by_failures"]} <= set(told)
     report = (out / "results.md").read_text()
+    assert "SWEET-RL's critic on one dialogue" in report and "best page" in report
     assert "mean similarity" in report and "win rate" in report and "by more than 0.02" in report
     # The picture panel: per task (a row), the target, the warm start's and SWEET-RL's pages.
     assert "![pages](pages.png)" in report

@@ -2,6 +2,7 @@
 
 from algorithms.pairs import TurnPair
 from benchmarks.harness.pair_signal import (
+    env_similarity,
     environment_ranked_pairs,
     judge_turn_pairs,
     turn_pair_signal,
@@ -146,3 +147,22 @@ def test_frontend_pairs_are_judged_by_similarity_and_by_the_design_facts_told():
     assert counts["question_pairs"] == 1 and counts["mixed_pairs"] == 1
     ranked = environment_ranked_pairs(pairs[:5], buffer)
     assert [(p.chosen, p.rejected) for p in ranked] == [(close, blank), (close, blank)]
+    # Pages are judged by the environment's own scorer: one that prefers blank pages (a
+    # stand-in for CLIP) turns the page verdicts round.
+    from sweetrl_gym.similarity import perceptual_similarity
+
+    def prefers_blank(page, target):
+        return 1.0 - perceptual_similarity(page, target)
+
+    verdicts = judge_turn_pairs(pairs[:3], buffer, similarity=prefers_blank)
+    assert verdicts == ["chosen_passes_fewer", "chosen_passes_more", "same_tests"]
+    ranked = environment_ranked_pairs(pairs[:2], buffer, similarity=prefers_blank)
+    assert [(p.chosen, p.rejected) for p in ranked] == [(blank, close), (blank, close)]
+
+
+def test_env_similarity_is_the_environments_scorer():
+    from benchmarks.harness.experiment_config import load_config
+    from sweetrl_gym.similarity import perceptual_similarity
+
+    assert env_similarity(load_config("smoke")) is None  # the Backend scores no pages
+    assert env_similarity(load_config("frontend-smoke")) is perceptual_similarity

@@ -1,0 +1,164 @@
+"""SWEET-RL's critic on one training dialogue: each turn's advantage beside what it obtained.
+
+The report shows it so that a reader can see credit assignment at work: a dialogue where
+the base policy did well on a task its other samples did worse on, each turn with the
+facts the human's reply told and whether the worse samples ever heard them. Backend: a
+success of a task other samples failed, the facts being the task's hidden facts that
+matter. Frontend: the best page of a task where another sample's page scored lower by
+more than :data:`agents.SIMILARITY_MARGIN`, the facts being the design facts the human
+stated (:func:`agents.frontend_collaborator.read_reply`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from sweetrl_gym import TrajectoryBuffer
+from sweetrl_gym.processes import process_state
+from sweetrl_gym.simulators import user_said
+
+__all__ = ["critic_example", "pick_example_dialogue"]
+
+
+def critic_example(out: Path, buffer: TrajectoryBuffer) -> dict[str, Any] | None:
+    """Return SWEET-RL's critic on one training dialogue (``None`` if none qualifies).
+
+    Computed once by the main process from the trained critic in
+    ``out/methods/sweet-rl/model`` and kept in ``methods/sweet-rl/critic_example.json``;
+    the other processes read it back.
+
+    Args:
+        out: The comparison's folder.
+        buffer: The training episodes.
+
+    Returns:
+        ``{"task_id", "frontend", "turns"}``, a row per turn: ``action``, ``reply``,
+        ``facts_told``, ``missed_by_failures`` (the told facts some worse sample never
+        heard) and the critic's ``advantage``.
+
+    """
+    from algorithms import Algorithm
+
+    state = process_state()
+    path = out / "methods" / "sweet-rl" / "critic_example.json"
+    if state.is_main_process and not path.exists():
+        example = pick_example_dialogue(buffer)
+        record: dict[str, Any] = {"task_id": None, "turns": []}
+        if example is not None:
+            trajectory, missed = example
+            advantages = Algorithm.load(out / "methods" / "sweet-rl" / "model").turn_advantages(
+                trajectory
+            )
+            record = {
+                "task_id": trajectory.task_id,
+                "frontend": _is_frontend(trajectory),
+                "turns": _turn_rows(trajectory, missed, advantages),
+            }
+        path.write_text(json.dumps(record, indent=2) + "\n")
+    state.wait_for_everyone()
+    record = json.loads(path.read_text())
+    return record if record["task_id"] is not None else None
+
+
+def pick_example_dialogue(buffer: TrajectoryBuffer) -> tuple[Any, set[str]] | None:
+    """Pick a multi-turn episode that did better than other samples of its task.
+
+    Backend: a success of a task that other samples failed. Frontend: the task's best
+    page, where some other sample scored lower by more than the similarity margin. Of
+    the tasks whose worse samples missed a fact the better one was told, the longest
+    such dialogue is kept.
+
+    Returns:
+        The episode and the facts it was told that some worse sample never was;
+        ``None`` when no task qualifies.
+
+    """
+    best: tuple[Any, set[str]] | None = None
+    for group in buffer.group_by_task().values():
+        split = _better_and_worse(group)
+        if split is None:
+            continue
+        better, worse = split
+        told = [_facts_told(t) for t in worse]
+        missed = {fact for fact in _facts_told(better) if any(fact not in x for x in told)}
+        if missed and (best is None or better.num_turns > best[0].num_turns):
+            best = (better, missed)
+    return best
+
+
+def _better_and_worse(group: Sequence[Any]) -> tuple[Any, list[Any]] | None:
+    from agents.evaluation import SIMILARITY_MARGIN
+
+    if _is_frontend(group[0]):
+        top = max(group, key=lambda t: t.reward)
+        worse = [t for t in group if t.reward < top.reward - SIMILARITY_MARGIN]
+        return (top, worse) if worse and top.num_turns >= 2 else None
+    wins = [t for t in group if t.success and t.num_turns >= 2]
+    losses = [t for t in group if not t.success]
+    return (max(wins, key=lambda t: t.num_turns), losses) if wins and losses else None
+
+
+def _is_frontend(trajectory: Any) -> bool:
+    return "similarity" in trajectory.metadata
+
+
+def _replies(trajectory: Any) -> list[str]:
+    """Return the human's reply to each agent turn (``""`` after the last)."""
+    messages = trajectory.messages
+    return [
+        messages[i + 1]["content"]
+        if i + 1 < len(messages) and messages[i + 1]["role"] == "user"
+        else ""
+        for i, m in enumerate(messages)
+        if m["role"] == "assistant"
+    ]
+
+
+def _facts_in(reply: str, trajectory: Any) -> list[str]:
+    """Return the facts one reply tells: hidden facts that matter, or design facts."""
+    if _is_frontend(trajectory):
+        from agents.frontend_collaborator import read_reply
+
+        return [_design_fact(update) for update in read_reply(reply)]
+    facts = (trajectory.reference or {}).get("facts") or []
+    return [f["key"] for f in facts if f.get("matters") and f["answer"] in reply]
+
+
+def _facts_told(trajectory: Any) -> set[str]:
+    if _is_frontend(trajectory):
+        return {fact for reply in _replies(trajectory) for fact in _facts_in(reply, trajectory)}
+    facts = (trajectory.reference or {}).get("facts") or []
+    said = user_said(trajectory.messages)
+    return {f["key"] for f in facts if f.get("matters") and f["answer"] in said}
+
+
+def _design_fact(update: Any) -> str:
+    """Return a design fact in a few words, e.g. ``hero background dark blue``."""
+    if update.what == "sections":
+        return "sections: " + ", ".join(update.value)
+    if update.what in ("insert", "remove", "replace"):
+        return f"{update.what} {update.kind}" + (
+            f" with {update.value}" if update.what == "replace" else ""
+        )
+    if update.what == "size":
+        return f"{update.kind} {'taller' if update.value == 1 else 'shorter'}"
+    return f"{update.kind} {update.what} {update.value}"
+
+
+def _turn_rows(trajectory: Any, missed: set[str], advantages: list[float]) -> list[dict[str, Any]]:
+    rows = []
+    for turn, reply, advantage in zip(trajectory.turns, _replies(trajectory), advantages):
+        told = _facts_in(reply, trajectory)
+        rows.append(
+            {
+                "action": turn.action,
+                "reply": reply,
+                "facts_told": told,
+                "missed_by_failures": sorted(set(told) & missed),
+                "advantage": float(advantage),
+            }
+        )
+    return rows
