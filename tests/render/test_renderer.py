@@ -228,3 +228,22 @@ def test_a_closed_renderer_refuses_work():
     own.close()
     with pytest.raises(RenderError, match="closed"):
         own.render(page("<p>y</p>"))
+
+
+def test_animations_and_the_caret_are_frozen_so_a_page_renders_the_same_every_time(renderer):
+    styles = (
+        "<style>@keyframes pulse { from { background: rgb(255, 0, 0); } "
+        "to { background: rgb(0, 0, 255); } }"
+        ".endless { animation: pulse 0.7s linear infinite; height: 200px; background: #0f0; }"
+        ".finite { animation: pulse 60s linear 1 forwards; height: 200px; }</style>"
+    )
+    body = (
+        '<div class="endless"></div><div class="finite"></div>'
+        '<input autofocus class="border p-4" value="text">'
+    )
+    html = page(body, head=styles)
+    shots = [np.asarray(renderer.render_many([f"{html}<!-- {i} -->"])[0].image) for i in range(3)]
+    assert all(np.array_equal(shots[0], shot) for shot in shots[1:])
+    image = Image.fromarray(shots[0])
+    assert pixel(image, 640, 100) == (0, 255, 0)  # an endless animation: stopped, own style
+    assert pixel(image, 640, 300) == (0, 0, 255)  # a finite one (60 s long): at its end
