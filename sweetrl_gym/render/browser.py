@@ -74,8 +74,8 @@ _PAGE_HEIGHT_SCRIPT = (
     "document.body ? document.body.scrollHeight : 0)"
 )
 # Before the page is measured and shot: every animation and transition at a fixed state
-# (finite ones at their end, endless ones stopped: the element's own style) and no blinking caret, so that a
-# page renders to the same pixels every time.
+# (finite ones at their end, endless ones stopped: the element's own style) and no
+# blinking caret, so that a page renders to the same pixels every time.
 _FREEZE_SCRIPT = """() => {
   const style = document.createElement('style');
   style.textContent = '*, *::before, *::after { caret-color: transparent !important; }';
