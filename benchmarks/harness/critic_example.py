@@ -128,11 +128,10 @@ def _facts_in(reply: str, trajectory: Any) -> list[str]:
 
 
 def _facts_told(trajectory: Any) -> set[str]:
+    """Return every fact the dialogue told (Backend: anywhere the human spoke)."""
     if _is_frontend(trajectory):
         return {fact for reply in _replies(trajectory) for fact in _facts_in(reply, trajectory)}
-    facts = (trajectory.reference or {}).get("facts") or []
-    said = user_said(trajectory.messages)
-    return {f["key"] for f in facts if f.get("matters") and f["answer"] in said}
+    return set(_facts_in(user_said(trajectory.messages), trajectory))
 
 
 def _design_fact(update: Any) -> str:
