@@ -22,9 +22,11 @@ import hashlib
 import importlib.util
 import io
 import itertools
+import json
 import logging
 import os
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Coroutine, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -37,7 +39,7 @@ from PIL import Image
 from sweetrl_gym.atomic_write import write_atomically
 from sweetrl_gym.render.assets import find_chromium, tailwind_path
 from sweetrl_gym.render.layout import LAYOUT_SCRIPT, Block, blocks_from_json
-from sweetrl_gym.render.page_source import ASSET_ORIGIN, with_local_tailwind
+from sweetrl_gym.render.page_source import ASSET_ORIGIN, TAILWIND_FUNCTION, with_local_tailwind
 
 __all__ = ["RenderError", "RenderTimeout", "RenderedPage", "Renderer"]
 
@@ -106,6 +108,19 @@ _NO_POPUPS_SCRIPT = """
   replace('print', () => undefined);
 })();
 """
+
+
+def _define_global(name: str, body: str) -> str:
+    """Return a script that defines ``window[name]``, a function running ``body``.
+
+    The property can be neither overwritten nor deleted: a page's own script cannot take
+    the name before the page calls it.
+    """
+    return (
+        f"(() => {{ const run = function () {{\n{body}\n}};\n"
+        f"try {{ Object.defineProperty(window, {json.dumps(name)}, "
+        "{ value: run, writable: false, configurable: false }); } catch (e) {} })();"
+    )
 
 
 class RenderError(RuntimeError):
@@ -192,6 +207,14 @@ class Renderer:
         self.tailwind = Path(tailwind) if tailwind is not None else tailwind_path()
         self._tailwind_bytes = self.tailwind.read_bytes()
         self._tailwind_name = "tailwind.css" if self.tailwind.suffix == ".css" else "tailwind.js"
+        # A script build is handed to the browser once per page, not sent with every render:
+        # each document gets it as a function its inline call runs (with_local_tailwind).
+        self._tailwind_init = (
+            None
+            if self._tailwind_name.endswith(".css")
+            else _define_global(TAILWIND_FUNCTION, self._tailwind_bytes.decode("utf-8"))
+        )
+        self._sessions: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
         self._cache: OrderedDict[str, RenderedPage] = OrderedDict()
         self._cache_lock = threading.Lock()
         self._documents: dict[str, str] = {}
@@ -384,6 +407,8 @@ class Renderer:
         context.set_default_timeout(self.timeout_s * 1000)
         await context.route("**/*", self._route)
         await context.add_init_script(_NO_POPUPS_SCRIPT)
+        if self._tailwind_init is not None:
+            await context.add_init_script(self._tailwind_init)
         page = await context.new_page()
         # Pop-ups are closed as they open; dialogs are dismissed by Playwright's default.
         page.on("popup", lambda popup: asyncio.ensure_future(_quietly(popup.close())))
@@ -394,9 +419,8 @@ class Renderer:
         html = self._documents.get(request.url)
         if html is not None and request.resource_type == "document":
             await route.fulfill(body=html, content_type="text/html; charset=utf-8")
-        elif request.url == f"{ASSET_ORIGIN}/{self._tailwind_name}":
-            kind = "text/css" if self._tailwind_name.endswith(".css") else "text/javascript"
-            await route.fulfill(body=self._tailwind_bytes, content_type=kind)
+        elif request.url == f"{ASSET_ORIGIN}/{self._tailwind_name}" and self._tailwind_init is None:
+            await route.fulfill(body=self._tailwind_bytes, content_type="text/css")
         else:
             await route.abort("blockedbyclient")
 
@@ -455,27 +479,28 @@ class Renderer:
 
         Chromium's own capture beyond the viewport (what a full-page screenshot does) with
         its fast PNG settings: the same pixels, cheaper to encode and decode than a fully
-        compressed PNG (it mattered most with the CPU shared with training).
+        compressed PNG (it mattered most with the CPU shared with training). The page keeps
+        its DevTools session from one render to the next.
         """
-        session = await page.context.new_cdp_session(page)
-        try:
-            shot = await session.send(
-                "Page.captureScreenshot",
-                {
-                    "format": "png",
-                    "clip": {"x": 0, "y": 0, "width": self.width, "height": height, "scale": 1},
-                    "captureBeyondViewport": True,
-                    "optimizeForSpeed": True,
-                },
-            )
-        finally:
-            await _quietly(session.detach())
+        session = self._sessions.get(page)
+        if session is None:
+            session = self._sessions[page] = await page.context.new_cdp_session(page)
+        shot = await session.send(
+            "Page.captureScreenshot",
+            {
+                "format": "png",
+                "clip": {"x": 0, "y": 0, "width": self.width, "height": height, "scale": 1},
+                "captureBeyondViewport": True,
+                "optimizeForSpeed": True,
+            },
+        )
         return base64.b64decode(shot["data"])
 
     async def _discard(self, page: Any) -> None:
         """Close a page that failed (it may be stuck in a script); restart a stuck browser."""
         if page is None:
             return
+        self._sessions.pop(page, None)
         try:
             await asyncio.wait_for(page.context.close(), timeout=5)
         except Exception:

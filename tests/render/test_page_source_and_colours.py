@@ -1,7 +1,12 @@
 import pytest
 
 from sweetrl_gym.render.colours import colour_distance, colour_name, parse_css_colour
-from sweetrl_gym.render.page_source import ASSET_ORIGIN, has_tailwind_cdn, with_local_tailwind
+from sweetrl_gym.render.page_source import (
+    ASSET_ORIGIN,
+    TAILWIND_FUNCTION,
+    has_tailwind_cdn,
+    with_local_tailwind,
+)
 
 
 @pytest.mark.parametrize(
@@ -17,7 +22,8 @@ def test_every_tailwind_cdn_tag_is_swapped_for_the_local_build(tag):
     html = f"<html><head>{tag}{tag}</head><body></body></html>"
     assert has_tailwind_cdn(html)
     swapped = with_local_tailwind(html, "tailwind.js")
-    assert swapped.count(f"{ASSET_ORIGIN}/tailwind.js") == 1
+    assert swapped.count(f"<script>{TAILWIND_FUNCTION}()</script>") == 1
+    assert swapped.count("<script") == 1
     assert "cdn" not in swapped.lower() and "unpkg" not in swapped
     as_css = with_local_tailwind(html, "tailwind.css")
     assert as_css.count(f'<link rel="stylesheet" href="{ASSET_ORIGIN}/tailwind.css">') == 1

@@ -13,6 +13,7 @@ from sweetrl_gym.render import (
     RenderError,
     render_html,
 )
+from sweetrl_gym.render.page_source import TAILWIND_FUNCTION
 from tests.render.conftest import page
 
 RED_500 = (251, 44, 54)  # Tailwind 4's red-500, as Chromium paints it
@@ -35,6 +36,18 @@ def test_tailwind_classes_render_offline(renderer):
 def test_tailwind_link_tags_of_other_cdns_are_served_locally_too(renderer):
     link = '<link href="https://cdn.jsdelivr.net/npm/tailwindcss@2.2.19/dist/tailwind.min.css" rel="stylesheet">'
     image = renderer.render(page('<div class="bg-red-500 w-full h-64"></div>', head=link))
+    assert close_to(pixel(image, 640, 120), RED_500)
+
+
+def test_a_page_cannot_take_the_name_tailwind_runs_under(renderer):
+    # The script build is defined in every document before the page's own scripts run;
+    # a page that overwrites or deletes the name first still gets Tailwind where it asked.
+    grab = (
+        f"<script>try {{ window.{TAILWIND_FUNCTION} = () => {{}}; }} catch (e) {{}}"
+        f"try {{ delete window.{TAILWIND_FUNCTION}; }} catch (e) {{}}</script>"
+    )
+    head = grab + '<script src="https://cdn.tailwindcss.com"></script>'
+    image = renderer.render(page('<div class="bg-red-500 w-full h-64"></div>', head=head))
     assert close_to(pixel(image, 640, 120), RED_500)
 
 
