@@ -1,5 +1,6 @@
 """SWEET-RL end to end and step by step, on the shared buffer and a synthetic one."""
 
+import dataclasses
 import itertools
 import math
 
@@ -18,7 +19,7 @@ from algorithms import (
 )
 from algorithms.losses import token_mean_scores, trajectory_scores
 from algorithms.pairs import TrajectoryPair
-from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer
+from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn
 from tests.algorithms.conftest import FAST
 from tests.algorithms.synthetic import BAD_TURNS, GOOD_TURNS, synthetic_buffer
 from tests.algorithms.test_training import fresh_policy, weights
@@ -527,6 +528,57 @@ def test_answer_pairs_leave_the_question_turns_alone():
     assert pairs and all({p.chosen, p.rejected} <= set(answers) for p in pairs)
     # Only contexts where the buffer's episode answered.
     assert {tuple(map(str, p.messages)) for p in pairs} <= {tuple(map(str, m)) for m, _ in answered}
+
+
+def _asking_twice(trajectory):
+    """The trajectory with a second question before its answer (three turns)."""
+    first, answer = trajectory.turns
+    follow_up = "And what about negative numbers?"
+    context_3 = [
+        *answer.messages,
+        {"role": "assistant", "content": follow_up},
+        {"role": "user", "content": "Leave them out."},
+    ]
+    turns = [
+        first,
+        Turn(messages=answer.messages, action=follow_up),
+        Turn(messages=context_3, action=answer.action, reward=answer.reward, done=True),
+    ]
+    messages = [*context_3, {"role": "assistant", "content": answer.action}]
+    return dataclasses.replace(trajectory, turns=turns, messages=messages)
+
+
+def test_question_pairs_only_at_the_first_turns_and_answer_pairs_after():
+    policy = fresh_policy()
+    questions = ["What should it return?", "Which rounding?"]
+    answers = ["I WANT TO ANSWER: def f(x): return 1", "I WANT TO ANSWER: def f(x): return x"]
+    _fixed_candidates(policy, questions, answers)
+    buffer = TrajectoryBuffer([_asking_twice(t) for t in synthetic_buffer(3)])
+    settings = {**SMALL, "critic_epochs": 1, "num_candidates": 4, "candidate_fraction": 1.0}
+    algo = SweetRL(policy, **settings, question_turns=1)
+    metrics = algo.fit(buffer)
+
+    def agent_messages(messages):
+        return sum(m["role"] == "assistant" for m in messages)
+
+    # Every first turn and every answer turn gets candidates; the second questions none.
+    answer_turns = [turn for t in buffer for turn in t.turns if agent_messages(turn.messages) > 0]
+    answered = [turn for turn in answer_turns if "I WANT TO ANSWER" in turn.action]
+    assert len(answered) < len(answer_turns)  # some later turns asked: they get nothing
+    assert metrics["train/question_candidates"] == len(answered) * len(questions)
+    pairs = algo.policy_pairs
+    first = [p for p in pairs if agent_messages(p.messages) == 0]
+    later = [p for p in pairs if agent_messages(p.messages) > 0]
+    assert first and any({p.chosen, p.rejected} & set(questions) for p in first)
+    assert later and all({p.chosen, p.rejected} <= set(answers) for p in later)
+    contexts = {tuple(map(str, turn.messages)) for turn in answered}
+    assert {tuple(map(str, p.messages)) for p in later} <= contexts
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "1"])
+def test_question_turns_is_checked(bad):
+    with pytest.raises(ValueError, match="question_turns"):
+        SweetRLConfig(question_turns=bad)
 
 
 def test_a_policy_step_needs_a_loss():
