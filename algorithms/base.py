@@ -44,8 +44,6 @@ __all__ = ["Algorithm", "NothingToFit", "require_items"]
 
 _FORMAT = "sweetrl-gym/algorithm/v1"
 _AGENT_SETTINGS = ("system_prompt", "temperature", "top_p", "max_new_tokens", "batch_size", "seed")
-# Settings that change where or how visibly a run happens, not what it computes.
-_RUN_ONLY_SETTINGS = ("output_dir", "progress", "save_steps", "logging_steps", "report_to")
 
 
 class NothingToFit(ValueError):
@@ -203,11 +201,10 @@ class Algorithm(ABC):
         from accelerate.utils import set_seed
 
         set_seed(self.config.seed)
-        settings = {k: v for k, v in self.config.to_dict().items() if k not in _RUN_ONLY_SETTINGS}
         run = RunDirectory(
             self.config.output_dir if persistent else None,
             algorithm=self.name,
-            data_fingerprint=fingerprint([settings, self.policy.name, data]),
+            data_fingerprint=fingerprint([self.config.run_settings(), self.policy.name, data]),
             resume=resume,
             is_main=process_state().is_main_process,
         )

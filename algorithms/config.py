@@ -15,7 +15,7 @@ import os
 import typing
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from sweetrl_gym.model_types import CausalLM
 from sweetrl_gym.setting_types import describe_type, matches_type
@@ -174,9 +174,36 @@ class TrainingConfig:
                 raise TypeError(f"{type(self).__name__} has no setting {key!r}{hint}")
         return dataclasses.replace(self, **overrides)
 
+    # Settings that change where or how visibly a run happens, not what it computes.
+    RUN_ONLY_SETTINGS: ClassVar[tuple[str, ...]] = (
+        "output_dir",
+        "progress",
+        "save_steps",
+        "logging_steps",
+        "report_to",
+    )
+    # Settings added after run folders existed, each with the value that computes what the
+    # runs before it did (subclasses add theirs).
+    LATER_SETTINGS: ClassVar[dict[str, Any]] = {}
+
     def to_dict(self) -> dict[str, Any]:
         """Return the settings as a JSON-serialisable dict."""
         return dataclasses.asdict(self)
+
+    def run_settings(self) -> dict[str, Any]:
+        """Return the settings that decide what a fit computes (its run folder's fingerprint).
+
+        Left out: the settings of where and how visibly it runs (``RUN_ONLY_SETTINGS``), and
+        a setting added in a later version while it holds the value that computes what the
+        older version did (``LATER_SETTINGS``), so that a run folder written before the
+        setting existed still resumes.
+        """
+        return {
+            key: value
+            for key, value in self.to_dict().items()
+            if key not in self.RUN_ONLY_SETTINGS
+            and not (key in self.LATER_SETTINGS and value == self.LATER_SETTINGS[key])
+        }
 
     @classmethod
     def from_dict(cls: type[_Config], data: dict[str, Any]) -> _Config:

@@ -41,7 +41,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
@@ -242,6 +242,8 @@ class SweetRLConfig(TrainingConfig):
     pair_turns: str = "all"
     question_turns: int | None = None
     mixed_pairs: bool = True
+
+    LATER_SETTINGS: ClassVar[dict[str, Any]] = {"question_turns": None}
 
     def __post_init__(self) -> None:
         if self.critic_score == "sum":  # the name before "token_mean" existed

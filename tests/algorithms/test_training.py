@@ -1,5 +1,6 @@
 """The shared machinery: configs, callbacks, TensorBoard, checkpoints and resume (via RejectionFT)."""
 
+import dataclasses
 import math
 from typing import ClassVar
 
@@ -199,6 +200,32 @@ def test_an_existing_run_is_not_overwritten(shared_buffer, tiny_policy, tmp_path
         RejectionFT(fresh_policy(), output_dir=tmp_path, **FAST).fit(shared_buffer)
     with pytest.raises(ValueError, match="other data or settings"):
         RejectionFT(fresh_policy(), output_dir=tmp_path, **FAST).fit(shared_buffer[:6], resume=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class _LaterRejectionFTConfig(RejectionFTConfig):
+    """RFT's settings as a later version might have them: one more, older behaviour by default."""
+
+    min_turns: int = 0
+    LATER_SETTINGS: ClassVar[dict] = {"min_turns": 0}
+
+
+class _LaterRejectionFT(RejectionFT):  # the same algorithm ("rft"), in that later version
+    config_class = _LaterRejectionFTConfig
+
+
+def test_a_run_folder_resumes_under_a_version_with_a_later_setting_at_its_old_value(
+    shared_buffer, tmp_path
+):
+    settings = {**FAST, "output_dir": str(tmp_path)}
+    RejectionFT(fresh_policy(), **settings).fit(shared_buffer, resume=True)
+    later = _LaterRejectionFT(fresh_policy(), _LaterRejectionFTConfig(**settings))
+    later.fit(shared_buffer, resume=True)  # the same run: found finished, nothing refused
+    changed = _LaterRejectionFTConfig(**settings, min_turns=2)
+    with pytest.raises(ValueError, match="other data or settings"):
+        _LaterRejectionFT(fresh_policy(), changed).fit(shared_buffer, resume=True)
+    assert "question_turns" not in SweetRLConfig().run_settings()  # SWEET-RL's later one
+    assert SweetRLConfig(question_turns=1).run_settings()["question_turns"] == 1
 
 
 class RaiseAfter(Callback):
