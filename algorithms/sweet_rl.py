@@ -202,10 +202,8 @@ class SweetRLConfig(TrainingConfig):
         question_turns: The last turn (counted from 1) of a dialogue whose question
             candidates make pairs; ``None`` (paper): every turn. After it, only the turns
             where the episode answered get candidates, and their question candidates are
-            dropped: the pairs there are answers against answers. The critic orders the
-            first question of a dialogue far better than the follow-ups (73% against
-            about chance; docs/results.md, runs 13 and 15), and a seed gained where its
-            question pairs were right three times in four.
+            dropped: the pairs there are answers against answers. For a critic that
+            orders early questions better than late ones (docs/results.md).
         mixed_pairs: Pair a question with an answer sampled at the same turn (paper).
             ``False``: a turn's questions are paired only with its questions and its
             answers with its answers (each kind ranked and halved on its own, the
