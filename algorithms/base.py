@@ -201,10 +201,16 @@ class Algorithm(ABC):
         from accelerate.utils import set_seed
 
         set_seed(self.config.seed)
+        settings = self.config.run_settings()
         run = RunDirectory(
             self.config.output_dir if persistent else None,
             algorithm=self.name,
-            data_fingerprint=fingerprint([self.config.run_settings(), self.policy.name, data]),
+            data_fingerprint=fingerprint([settings, self.policy.name, data]),
+            # Before 2026-11-26 the fingerprint held gradient checkpointing, on or off.
+            earlier_fingerprints=[
+                fingerprint([{**settings, "gradient_checkpointing": on}, self.policy.name, data])
+                for on in (True, False)
+            ],
             resume=resume,
             is_main=process_state().is_main_process,
         )

@@ -174,13 +174,15 @@ class TrainingConfig:
                 raise TypeError(f"{type(self).__name__} has no setting {key!r}{hint}")
         return dataclasses.replace(self, **overrides)
 
-    # Settings that change where or how visibly a run happens, not what it computes.
+    # Settings that change where, how visibly or in how much memory a run happens, not what
+    # it computes: a run stopped for memory resumes with gradient checkpointing turned on.
     RUN_ONLY_SETTINGS: ClassVar[tuple[str, ...]] = (
         "output_dir",
         "progress",
         "save_steps",
         "logging_steps",
         "report_to",
+        "gradient_checkpointing",
     )
     # Settings added after run folders existed, each with the value that computes what the
     # runs before it did (subclasses add theirs).
@@ -193,7 +195,8 @@ class TrainingConfig:
     def run_settings(self) -> dict[str, Any]:
         """Return the settings that decide what a fit computes (its run folder's fingerprint).
 
-        Left out: the settings of where and how visibly it runs (``RUN_ONLY_SETTINGS``), and
+        Left out: the settings of where, how visibly and in how much memory it runs
+        (``RUN_ONLY_SETTINGS``), and
         a setting added in a later version while it holds the value that computes what the
         older version did (``LATER_SETTINGS``), so that a run folder written before the
         setting existed still resumes.

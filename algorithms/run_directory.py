@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,9 @@ class RunDirectory:
         algorithm: The algorithm's name (recorded; a mismatch on resume raises).
         data_fingerprint: Hash of the training data and settings; a mismatch on resume
             raises, since the checkpoints would belong to another run.
+        earlier_fingerprints: Hashes the same run had under earlier versions of the
+            package (which hashed other settings): accepted on resume, and the record
+            takes ``data_fingerprint`` from then on.
         resume: Continue the run recorded in ``root``. Without it an existing run there
             is an error, so that nothing is overwritten by accident.
         is_main: Whether this process writes (the others only read).
@@ -68,6 +71,7 @@ class RunDirectory:
         *,
         algorithm: str,
         data_fingerprint: str,
+        earlier_fingerprints: Sequence[str] = (),
         resume: bool = False,
         is_main: bool = True,
     ):
@@ -89,6 +93,8 @@ class RunDirectory:
                 f"resume=True to continue it, or choose another output_dir"
             )
         if recorded is not None:
+            if recorded.get("fingerprint") in earlier_fingerprints:
+                recorded = {**recorded, "fingerprint": data_fingerprint}
             for key, want in (("algorithm", algorithm), ("fingerprint", data_fingerprint)):
                 if recorded.get(key) != want:
                     raise ValueError(

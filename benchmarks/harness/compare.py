@@ -526,9 +526,10 @@ def _claim(out: Path, config: Mapping[str, Any]) -> None:
 
     A config that only adds methods to ``methods.run`` resumes the run: what is done
     stays, the new methods are fitted from the same buffer and evaluated on the same
-    tasks. A folder written before a setting existed resumes too when the setting is at
-    its default (:func:`_with_new_defaults`). Every process checks before the main process
-    writes, so all refuse or none does.
+    tasks. So does one that turns gradient checkpointing on or off (the memory a fit
+    takes, not what it computes). A folder written before a setting existed resumes too
+    when the setting is at its default (:func:`_with_new_defaults`). Every process checks
+    before the main process writes, so all refuse or none does.
     """
     state = process_state()
     path = out / "config.json"
@@ -536,7 +537,7 @@ def _claim(out: Path, config: Mapping[str, Any]) -> None:
     current = json.loads(text)  # as it reads back from the file (tuples become lists)
     written = json.loads(path.read_text()) if path.exists() else None
     stored = _with_new_defaults(written) if written is not None else None
-    if stored is not None and stored != current and not _adds_methods(stored, current):
+    if stored is not None and stored != current and not _resumable_change(stored, current):
         raise ValueError(
             f"{out} holds a run of another config ({path}); use a new --out folder, or "
             "delete it to start over"
@@ -566,8 +567,21 @@ def _with_new_defaults(stored: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _adds_methods(stored: Mapping[str, Any], current: Mapping[str, Any]) -> bool:
-    """Whether ``current`` is ``stored`` with methods added to ``methods.run`` (none removed)."""
+_MEMORY_SETTINGS = ("gradient_checkpointing",)
+"""Training settings that change how much memory a fit takes, not what it computes."""
+
+
+def _resumable_change(stored: Mapping[str, Any], current: Mapping[str, Any]) -> bool:
+    """Whether ``current`` is ``stored`` with methods added or memory settings changed.
+
+    Methods only added to ``methods.run`` (none removed); memory settings:
+    :data:`_MEMORY_SETTINGS` (a run killed for memory resumes with gradient checkpointing
+    on).
+    """
     before, after = stored["methods"]["run"], current["methods"]["run"]
-    same_rest = {**stored, "methods": {**stored["methods"], "run": after}}
+    training = dict(stored.get("training", {}))
+    for key in _MEMORY_SETTINGS:
+        if key in current.get("training", {}):
+            training[key] = current["training"][key]
+    same_rest = {**stored, "methods": {**stored["methods"], "run": after}, "training": training}
     return set(before) <= set(after) and same_rest == current

@@ -263,6 +263,43 @@ def test_resume_after_a_crash_equals_an_uninterrupted_run(shared_buffer, tmp_pat
     ).exists()  # a finished stage drops them
 
 
+def test_a_run_stopped_for_memory_resumes_with_gradient_checkpointing_turned_on(
+    shared_buffer, tmp_path
+):
+    settings = {**FAST, "batch_size": 1, "num_epochs": 2, "save_steps": 2}  # 8 steps
+    clean = fresh_policy()
+    RejectionFT(clean, **settings).fit(shared_buffer)
+
+    crashed = fresh_policy()
+    with pytest.raises(KeyboardInterrupt):  # as a process killed for memory would stop
+        RejectionFT(crashed, output_dir=tmp_path, callbacks=[RaiseAfter(5)], **settings).fit(
+            shared_buffer
+        )
+    resumed = fresh_policy()
+    lighter = {**settings, "gradient_checkpointing": True}  # memory, not what is computed
+    RejectionFT(resumed, output_dir=tmp_path, **lighter).fit(shared_buffer, resume=True)
+    for key, value in weights(clean).items():
+        torch.testing.assert_close(resumed.model.state_dict()[key], value, rtol=0, atol=1e-6)
+
+
+def test_a_run_folder_of_the_fingerprint_before_it_left_gradient_checkpointing_out_resumes(
+    tmp_path,
+):
+    from algorithms.run_directory import RunDirectory
+
+    RunDirectory(tmp_path, algorithm="rft", data_fingerprint="before")
+    resumed = RunDirectory(
+        tmp_path,
+        algorithm="rft",
+        data_fingerprint="now",
+        earlier_fingerprints=["before"],
+        resume=True,
+    )
+    assert resumed.progress["fingerprint"] == "now"  # recorded as the new one from then on
+    with pytest.raises(ValueError, match="other data or settings"):
+        RunDirectory(tmp_path, algorithm="rft", data_fingerprint="other", resume=True)
+
+
 def test_a_callback_stops_training_and_resume_finishes_it(shared_buffer, tmp_path):
     stopped_policy = fresh_policy()
     settings = {**FAST, "batch_size": 1}  # 4 steps

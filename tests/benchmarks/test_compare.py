@@ -157,6 +157,13 @@ def test_a_finished_comparison_takes_more_methods_without_redoing_any(tmp_path):
     (out / "config.json").write_text(json.dumps(stored))
     assert main([*command, "--methods", "rft,mt-dpo"]) == 0
     assert json.loads((out / "config.json").read_text())["env"]["turn_notice"] is False
+    # Gradient checkpointing changes memory, not results: a run killed for memory resumes
+    # with it turned on.
+    assert (
+        main([*command, "--methods", "rft,mt-dpo", "--set", "training.gradient_checkpointing=true"])
+        == 0
+    )
+    assert (out / "methods" / "rft" / "fit.json").stat().st_mtime_ns == fitted
     stored["env"]["max_turns"] = 3  # a setting that differs is still another config
     (out / "config.json").write_text(json.dumps(stored))
     assert main([*command, "--methods", "rft,mt-dpo"]) != 0
