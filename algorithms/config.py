@@ -196,10 +196,9 @@ class TrainingConfig:
         """Return the settings that decide what a fit computes (its run folder's fingerprint).
 
         Left out: the settings of where, how visibly and in how much memory it runs
-        (``RUN_ONLY_SETTINGS``), and
-        a setting added in a later version while it holds the value that computes what the
-        older version did (``LATER_SETTINGS``), so that a run folder written before the
-        setting existed still resumes.
+        (``RUN_ONLY_SETTINGS``), and a setting added in a later version while it holds
+        the value that computes what the older version did (``LATER_SETTINGS``), so that
+        a run folder written before the setting existed still resumes.
         """
         return {
             key: value
