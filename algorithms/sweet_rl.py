@@ -755,13 +755,6 @@ class SweetRL(Algorithm):
                 for t, turn in turns
                 if parse_action(turn.action).is_answer == (kind == "answers")
             ]
-        if self.config.question_turns is not None:
-            # After question_turns, a turn gives answer pairs only: where the episode answered.
-            turns = [
-                (t, turn)
-                for t, turn in turns
-                if not self._late(turn) or parse_action(turn.action).is_answer
-            ]
             require_items(
                 turns,
                 f"pair_turns={kind!r} but no turn of the buffer "
@@ -772,6 +765,14 @@ class SweetRL(Algorithm):
                 )
                 + "; set pair_turns='all'",
             )
+        if self.config.question_turns is not None:
+            # After question_turns, a turn gives answer pairs only: where the episode answered.
+            # Every episode keeps its first turn (a question only follows questions).
+            turns = [
+                (t, turn)
+                for t, turn in turns
+                if not self._late(turn) or parse_action(turn.action).is_answer
+            ]
         count = min(len(turns), max(1, round(self.config.candidate_fraction * len(turns))))
         selected = [turns[i] for i in sorted(rng.choice(len(turns), size=count, replace=False))]
         bar = tqdm(
@@ -847,9 +848,10 @@ class SweetRL(Algorithm):
     def _late(self, turn: Turn) -> bool:
         """Whether ``turn`` comes after the dialogue's first ``question_turns`` turns."""
         last = self.config.question_turns
+        if last is None:
+            return False
         # The turn's messages are the dialogue before its action: one agent message a turn.
-        done = sum(1 for message in turn.messages if message.get("role") == "assistant")
-        return last is not None and done >= last
+        return sum(1 for message in turn.messages if message.get("role") == "assistant") >= last
 
     # -- step 5: the policy ----------------------------------------------------------------------
 

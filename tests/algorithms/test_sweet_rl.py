@@ -496,6 +496,28 @@ def test_turn_pairs_need_a_candidate_of_their_kind(pair_turns, sampled, error):
         algo.fit(synthetic_buffer(2))
 
 
+@pytest.mark.parametrize(
+    ("pair_turns", "keep_answers", "error"),
+    [("answers", False, "answers"), ("questions", True, r"asks a question \(every episode")],
+)
+def test_turn_pairs_need_a_turn_of_their_kind_in_the_buffer(pair_turns, keep_answers, error):
+    # One-turn episodes of one kind: each asks and never answers, or answers at once.
+    def one_turn(t):
+        first, answer = t.turns
+        action = answer.action if keep_answers else first.action
+        turn = dataclasses.replace(first, action=action, done=keep_answers)
+        messages = [*first.messages, {"role": "assistant", "content": action}]
+        return dataclasses.replace(t, turns=[turn], messages=messages)
+
+    buffer = TrajectoryBuffer(one_turn(t) for t in synthetic_buffer(2))
+    algo = SweetRL(fresh_policy(), **{**SMALL, "critic_epochs": 1}, pair_turns=pair_turns)
+    algo.fit_critic(algo.trajectory_pairs(synthetic_buffer(2)))
+    with pytest.raises(
+        NothingToFit, match=rf"pair_turns=.{pair_turns}. but no turn of the buffer {error}"
+    ):
+        algo.candidate_pairs(buffer)
+
+
 def test_pair_turns_is_checked():
     with pytest.raises(ValueError, match="pair_turns"):
         SweetRLConfig(pair_turns="answer")
