@@ -202,15 +202,18 @@ class Algorithm(ABC):
 
         set_seed(self.config.seed)
         settings = self.config.run_settings()
+        # Before 2026-11-26 the fingerprint held gradient checkpointing, on or off. Each
+        # fingerprint reads the whole buffer: only a resumed run folder needs these.
+        earlier = [
+            fingerprint([{**settings, "gradient_checkpointing": on}, self.policy.name, data])
+            for on in (True, False)
+            if persistent and resume and self.config.output_dir is not None
+        ]
         run = RunDirectory(
             self.config.output_dir if persistent else None,
             algorithm=self.name,
             data_fingerprint=fingerprint([settings, self.policy.name, data]),
-            # Before 2026-11-26 the fingerprint held gradient checkpointing, on or off.
-            earlier_fingerprints=[
-                fingerprint([{**settings, "gradient_checkpointing": on}, self.policy.name, data])
-                for on in (True, False)
-            ],
+            earlier_fingerprints=earlier,
             resume=resume,
             is_main=process_state().is_main_process,
         )
