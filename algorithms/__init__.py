@@ -12,7 +12,13 @@ from algorithms.batches import Dialogue, DialogueBatch, DialoguePair, TurnPairBa
 from algorithms.behavior_cloning import BehaviorCloning, BehaviorCloningConfig
 from algorithms.callbacks import Callback, EvaluateCallback, StopAfterSteps
 from algorithms.config import TrainingConfig
-from algorithms.critic_inputs import REFERENCE_HINT, critic_prompt, critic_prompts
+from algorithms.critic_inputs import (
+    FACTS_HINT,
+    REFERENCE_HINT,
+    critic_prompt,
+    critic_prompts,
+    hint_fields,
+)
 from algorithms.distributed import full_state_dict, map_sharded
 from algorithms.logprobs import (
     TokenizedTurns,
@@ -50,6 +56,7 @@ from algorithms.rejection_ft import RejectionFT, RejectionFTConfig, select_traje
 from algorithms.sweet_rl import SweetRL, SweetRLConfig
 
 __all__ = [
+    "FACTS_HINT",
     "REFERENCE_HINT",
     "Algorithm",
     "ArCHer",
@@ -89,6 +96,7 @@ __all__ = [
     "encode_dialogues",
     "encode_turns",
     "full_state_dict",
+    "hint_fields",
     "last_turn_scores",
     "map_sharded",
     "preference_dataset",

@@ -18,11 +18,18 @@ from sweetrl_gym.local_lm import chat_prompt
 from sweetrl_gym.messages import validate_messages
 from sweetrl_gym.trajectory import Turn
 
-__all__ = ["REFERENCE_HINT", "critic_prompt", "critic_prompts"]
+__all__ = ["FACTS_HINT", "REFERENCE_HINT", "critic_prompt", "critic_prompts", "hint_fields"]
 
 REFERENCE_HINT = "In light that the final answer is: {ground_truth}."
 """The paper's sentence giving the critic the reference solution (``str.format`` fields
-name keys of ``Trajectory.reference``)."""
+name keys of :func:`hint_fields`)."""
+
+FACTS_HINT = (
+    "In light that the user knows these details, which the request leaves out and the "
+    "answer needs:\n{hidden_facts}"
+)
+"""A Backend hint that names what the simulated human holds instead of the code it implies:
+the facts that decide the hidden tests, in the user's words (:func:`hint_fields`)."""
 
 
 def critic_prompts(
@@ -91,11 +98,41 @@ def _format_hint(template: str, reference: Mapping[str, Any], where: str) -> str
         for _, name, _, _ in string.Formatter().parse(template)
         if name
     }
-    missing = sorted(fields - set(reference))
+    available = hint_fields(reference)
+    missing = sorted(fields - set(available))
     if missing:
         raise ValueError(
             f"{where}: the reference has no {', '.join(map(repr, missing))} (it has "
-            f"{sorted(reference)}); the critic's hint {template!r} needs it — collect with "
+            f"{sorted(available)}); the critic's hint {template!r} needs it — collect with "
             f"agents.collect (it records info['reference']) or turn critic_uses_reference off"
         )
-    return template.format_map(reference)
+    return template.format_map(available)
+
+
+def hint_fields(reference: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the fields a hint template may name: the reference's keys and derived ones.
+
+    Derived (only where the reference has what they come from, so any recorded buffer
+    with ``facts`` gives them):
+
+    - ``hidden_facts``: a Backend task's hidden facts that matter (those an answer written
+      from the request alone gets wrong and the tests notice), one ``- sentence`` a line
+      in the user's words; ``"- none"`` when no fact matters.
+
+    Args:
+        reference: A trajectory's training-time information.
+
+    Returns:
+        A new dict: ``reference``'s items and the derived fields.
+
+    """
+    fields = dict(reference)
+    facts = reference.get("facts")
+    if isinstance(facts, list) and "hidden_facts" not in fields:
+        lines = [
+            f"- {fact['answer']}"
+            for fact in facts
+            if isinstance(fact, Mapping) and fact.get("matters", True) and "answer" in fact
+        ]
+        fields["hidden_facts"] = "\n".join(lines) or "- none"
+    return fields

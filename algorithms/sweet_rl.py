@@ -169,7 +169,10 @@ class SweetRLConfig(TrainingConfig):
             a length normalisation) and ``critic_head="log_ratio"`` (a value head gives
             no per-token values).
         hint_template: How the training-time information is put in words; fields
-            name keys of ``Trajectory.reference`` (paper: the ground-truth answer).
+            name keys of ``Trajectory.reference`` or fields derived from them
+            (:func:`algorithms.critic_inputs.hint_fields`). Paper: the ground-truth
+            answer (:data:`~algorithms.critic_inputs.REFERENCE_HINT`); on the Backend,
+            :data:`~algorithms.critic_inputs.FACTS_HINT` names the facts instead.
         critic_model: A hub id, local folder or ``"default"`` of a causal LM to start the
             critic from (:func:`agents.loading.load_model`; it must use the policy's
             tokenizer); ``None``: the policy's model (paper; with LoRA, a second adapter

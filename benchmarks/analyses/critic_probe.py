@@ -12,6 +12,12 @@ questions, hidden tests passed for two answers). The pairs are a fixed, judged s
 two settings are compared on the same pairs.
 
     python -m benchmarks.analyses.critic_probe runs/quick/seed-0 --set critic_epochs=3
+    python -m benchmarks.analyses.critic_probe runs/quick/seed-0 --untrained \
+        --set 'hint_template="In light that ...: {hidden_facts}"'
+
+``--untrained`` scores with the critic's start (the base policy reading the hint), so
+with the default ``critic_baseline = "policy"`` a pair is ordered by what the hint alone
+makes likelier: whether a hint carries the signal before any training.
 
 The result (and the critic's own training metrics) is printed and saved as JSON
 (``--output``; default ``critic_probe.json`` in the folder). Backend comparisons only.
@@ -38,12 +44,14 @@ does (right) or the other way (wrong); ``no_verdict``: the two actions do as wel
 sets a question against an answer, or its task is unknown."""
 
 
-def probe(run: Path, overrides: Sequence[str] = ()) -> dict[str, Any]:
+def probe(run: Path, overrides: Sequence[str] = (), *, untrained: bool = False) -> dict[str, Any]:
     """Train SWEET-RL's critic for ``run`` with ``overrides``; count its agreement.
 
     Args:
         run: A comparison's folder (one seed) in which SWEET-RL was trained.
         overrides: ``key=value`` settings of ``[methods.sweet-rl]`` (TOML values).
+        untrained: Score with the critic's start instead of training it (``critic``
+            then holds no training metrics).
 
     Returns:
         ``counts`` (:data:`COUNTS`), ``critic`` (its training metrics and held-out pair
@@ -74,7 +82,11 @@ def probe(run: Path, overrides: Sequence[str] = ()) -> dict[str, Any]:
     train, held_out = split_pairs(
         trajectory_pairs, held_out_fraction=critic.config.held_out_fraction, seed=config["seed"]
     )
-    metrics = critic.fit_critic(train)
+    if untrained:
+        critic._ensure_critic()  # the start, as fit_critic begins from
+        metrics: dict[str, float] = {}
+    else:
+        metrics = critic.fit_critic(train)
     if held_out:
         metrics["critic/heldout_pair_accuracy"] = critic.critic_accuracy(held_out)
     pairs = [TurnPair(**row) for row in json.loads(pairs_path.read_text())]
@@ -93,7 +105,7 @@ def probe(run: Path, overrides: Sequence[str] = ()) -> dict[str, Any]:
     return {
         "counts": counts,
         "critic": metrics,
-        "settings": list(overrides),
+        "settings": list(overrides) + (["untrained"] if untrained else []),
         "seconds": round(time.perf_counter() - started, 1),
     }
 
@@ -109,9 +121,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="KEY=VALUE",
         help="a [methods.sweet-rl] setting to change (repeatable), e.g. critic_epochs=3",
     )
+    parser.add_argument(
+        "--untrained", action="store_true", help="score with the critic's start, untrained"
+    )
     parser.add_argument("--output", type=Path, help="the JSON file (default: in the folder)")
     args = parser.parse_args(argv)
-    result = probe(args.run, args.set)
+    result = probe(args.run, args.set, untrained=args.untrained)
     output = args.output or args.run / "critic_probe.json"
     output.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result["counts"]))

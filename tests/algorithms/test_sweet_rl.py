@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from algorithms import (
+    FACTS_HINT,
     Algorithm,
     NothingToFit,
     StopAfterSteps,
@@ -177,6 +178,27 @@ def test_candidate_pairs_rank_top_half_over_bottom_half(shared_buffer, tiny_poli
         for turn in t.turns
     }
     assert all((p.task_id, tuple(m["content"] for m in p.messages)) in turns_of for p in pairs)
+
+
+def test_the_facts_hint_names_the_facts_that_matter_in_the_users_words(shared_buffer):
+    trajectory = shared_buffer[0]
+    facts = trajectory.reference["facts"]
+    matter = [fact["answer"] for fact in facts if fact["matters"]]
+    assert matter and len(matter) < len(facts)  # the task has facts of both kinds
+    algo = SweetRL(fresh_policy(), hint_template=FACTS_HINT, **SMALL)
+    turn = trajectory.turns[0]
+    prompt = critic_prompts(algo.policy, [(turn, trajectory.reference)], FACTS_HINT)[0]
+    assert all(f"- {answer}" in prompt for answer in matter)
+    assert not any(fact["answer"] in prompt for fact in facts if not fact["matters"])
+    assert trajectory.reference["ground_truth"] not in prompt
+    # The critic trains and scores on it like on the paper's hint.
+    metrics = algo.fit_critic(algo.trajectory_pairs(shared_buffer)[:2])
+    assert math.isfinite(metrics["critic/loss"])
+    scores = algo.score_actions(turn.messages, trajectory.reference, ["a", "b c"])
+    assert len(set(scores)) == 2
+    # A reference without facts (a Frontend one) says what it has instead.
+    with pytest.raises(ValueError, match=r"has no 'hidden_facts'.*'skeleton'"):
+        critic_prompts(algo.policy, [(turn, {"skeleton": "x"})], FACTS_HINT)
 
 
 def test_ablations_change_what_the_critic_is(shared_buffer):

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from algorithms import FACTS_HINT
 from benchmarks.analyses.critic_probe import COUNTS, main
 from benchmarks.cli import main as sweetrl
 
@@ -22,6 +23,15 @@ def test_the_probe_retrains_the_critic_and_judges_every_turn_pair(tmp_path, caps
     assert result["settings"] == ["critic_epochs=2", "critic_learning_rate=1e-2"]
     assert "critic/loss" in result["critic"]
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1]) == result["counts"]
+
+    # Untrained, with the facts hint: the same pairs, scored by the critic's start.
+    facts_hint = f"hint_template={json.dumps(FACTS_HINT)}"
+    untrained = tmp_path / "untrained.json"
+    assert main([str(run), "--untrained", "--set", facts_hint, "--output", str(untrained)]) == 0
+    result = json.loads(untrained.read_text())
+    assert sum(result["counts"].values()) == len(pairs)
+    assert result["settings"] == [facts_hint, "untrained"]
+    assert "critic/loss" not in result["critic"]
 
 
 def test_the_probe_names_what_is_missing(tmp_path):
