@@ -567,20 +567,19 @@ def _with_new_defaults(stored: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-_MEMORY_SETTINGS = ("gradient_checkpointing",)
-"""Training settings that change how much memory a fit takes, not what it computes."""
-
-
 def _resumable_change(stored: Mapping[str, Any], current: Mapping[str, Any]) -> bool:
-    """Whether ``current`` is ``stored`` with methods added or memory settings changed.
+    """Whether ``current`` is ``stored`` with methods added or run-only settings changed.
 
-    Methods only added to ``methods.run`` (none removed); memory settings:
-    :data:`_MEMORY_SETTINGS` (a run killed for memory resumes with gradient checkpointing
-    on).
+    Methods only added to ``methods.run`` (none removed); run-only settings: the training
+    settings that change how or in how much memory a fit runs, not what it computes
+    (``TrainingConfig.RUN_ONLY_SETTINGS``: a run killed for memory resumes with gradient
+    checkpointing on).
     """
+    from algorithms import TrainingConfig
+
     before, after = stored["methods"]["run"], current["methods"]["run"]
     training = dict(stored.get("training", {}))
-    for key in _MEMORY_SETTINGS:
+    for key in TrainingConfig.RUN_ONLY_SETTINGS:
         if key in current.get("training", {}):
             training[key] = current["training"][key]
     same_rest = {**stored, "methods": {**stored["methods"], "run": after}, "training": training}
