@@ -204,10 +204,10 @@ class Algorithm(ABC):
         settings = self.config.run_settings()
         # Before 2026-11-26 the fingerprint held gradient checkpointing, on or off. Each
         # fingerprint reads the whole buffer: only a resumed run folder needs these.
+        resumed = persistent and resume and self.config.output_dir is not None
         earlier = [
             fingerprint([{**settings, "gradient_checkpointing": on}, self.policy.name, data])
-            for on in (True, False)
-            if persistent and resume and self.config.output_dir is not None
+            for on in ((True, False) if resumed else ())
         ]
         run = RunDirectory(
             self.config.output_dir if persistent else None,

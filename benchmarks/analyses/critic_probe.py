@@ -51,7 +51,7 @@ def probe(run: Path, overrides: Sequence[str] = (), *, untrained: bool = False) 
         run: A comparison's folder (one seed) in which SWEET-RL was trained.
         overrides: ``key=value`` settings of ``[methods.sweet-rl]`` (TOML values).
         untrained: Score with the critic's start instead of training it (``critic``
-            then holds no training metrics).
+            is then empty).
 
     Returns:
         ``counts`` (:data:`COUNTS`), ``critic`` (its training metrics and held-out pair
@@ -78,17 +78,20 @@ def probe(run: Path, overrides: Sequence[str] = (), *, untrained: bool = False) 
         buffer = buffer + TrajectoryBuffer.load(demonstrations_file(run, name))
     settings = {"seed": config["seed"], **method_settings(config, SOURCE)}
     critic = SweetRL(base_policy(config, run), **settings)
-    trajectory_pairs = critic.trajectory_pairs(buffer)
-    train, held_out = split_pairs(
-        trajectory_pairs, held_out_fraction=critic.config.held_out_fraction, seed=config["seed"]
-    )
+    metrics: dict[str, float] = {}
     if untrained:
-        critic._ensure_critic()  # the start, as fit_critic begins from
-        metrics: dict[str, float] = {}
+        # The start, as fit_critic begins from. Its held-out trajectory-pair accuracy is
+        # not measured: the critic's loss scores against that same start, so it is 0.5.
+        critic._ensure_critic()
     else:
+        train, held_out = split_pairs(
+            critic.trajectory_pairs(buffer),
+            held_out_fraction=critic.config.held_out_fraction,
+            seed=config["seed"],
+        )
         metrics = critic.fit_critic(train)
-    if held_out:
-        metrics["critic/heldout_pair_accuracy"] = critic.critic_accuracy(held_out)
+        if held_out:
+            metrics["critic/heldout_pair_accuracy"] = critic.critic_accuracy(held_out)
     pairs = [TurnPair(**row) for row in json.loads(pairs_path.read_text())]
     references = {t.task_id: t.reference for t in buffer}
     counts = dict.fromkeys(COUNTS, 0)
