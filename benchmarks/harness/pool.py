@@ -232,16 +232,35 @@ def _episodes(directory: Path, method: str) -> TrajectoryBuffer:
 
 
 def _check_same_config(dirs: Sequence[Path], results: Sequence[Mapping[str, Any]]) -> None:
-    """Refuse runs whose configs differ in anything but the seed."""
-    first = {k: v for k, v in results[0]["config"].items() if k != "seed"}
+    """Refuse runs whose configs differ in anything but the seed and run-only settings.
+
+    Run-only settings (``TrainingConfig.RUN_ONLY_SETTINGS``: e.g. gradient checkpointing,
+    which a seed killed for memory resumes with) change how a fit runs, not what it
+    computes, as when a comparison resumes.
+    """
+    first = _computed_config(results[0]["config"])
     for directory, result in zip(dirs[1:], results[1:]):
-        other = {k: v for k, v in result["config"].items() if k != "seed"}
+        other = _computed_config(result["config"])
         if other != first:
             keys = _differing_keys(first, other)
             raise ValueError(
                 f"{directory} was run with another config than {dirs[0]} (differs in "
                 f"{', '.join(keys[:5])}); pool runs that differ only in their seed"
             )
+
+
+def _computed_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """Return ``config`` without its seed and its training's run-only settings."""
+    from algorithms import TrainingConfig
+
+    kept = {key: value for key, value in config.items() if key != "seed"}
+    if isinstance(kept.get("training"), Mapping):
+        kept["training"] = {
+            key: value
+            for key, value in kept["training"].items()
+            if key not in TrainingConfig.RUN_ONLY_SETTINGS
+        }
+    return kept
 
 
 def _differing_keys(a: Mapping[str, Any], b: Mapping[str, Any], prefix: str = "") -> list[str]:

@@ -114,6 +114,23 @@ def test_compare_smoke_end_to_end_over_seeds_and_resume(tmp_path, capsys):
     code = main([*command, "--set", "data.train_tasks=3"])
     assert code != 0 and "another config" in capsys.readouterr().err
 
+    # Seeds pool when one ran with another run-only setting (a seed killed for memory
+    # resumes with gradient checkpointing), not when a setting changes what is computed.
+    stored_path = whole / "seed-1" / "results.json"
+    original = stored_path.read_text()
+    stored = json.loads(original)
+    training = stored["config"]["training"]
+    training["gradient_checkpointing"] = not training.get("gradient_checkpointing", False)
+    stored_path.write_text(json.dumps(stored))
+    pool = ["pool", str(out), str(whole / "seed-1")]
+    assert main(pool) == 0
+    training["learning_rate"] *= 2
+    stored_path.write_text(json.dumps(stored))
+    capsys.readouterr()
+    assert main(pool) != 0
+    assert "differs in training.learning_rate)" in capsys.readouterr().err
+    stored_path.write_text(original)
+
     # The controls: SWEET-RL's policy step on its own turn pairs, re-ranked.
     pairs = json.loads((out / "methods" / "sweet-rl" / "turn_pairs.json").read_text())
     assert len(pairs) == sweet["metrics"]["train/num_pairs"]
