@@ -28,7 +28,7 @@ browser: venv
 # whole pipeline, resumable. The seeds run at once, one thread each: on 2 cores that doubled
 # the throughput of one seed after another. Gradient checkpointing keeps each seed near
 # 6 GB: without it a policy step peaks at 9-10 GB, and three at once were killed for
-# memory on a 24 GB machine again and again (docs/results.md, run 16). It changes the
+# memory on a 24 GB machine again and again (docs/results.md, run 18). It changes the
 # memory a fit takes, not what it computes. With less memory, run the same seeds one by
 # one: `.venv/bin/sweetrl compare --config quick --out runs/quick`. The last command finds
 # the seeds finished (or finishes any that stopped, e.g. killed for memory) and pools them.
