@@ -20,7 +20,12 @@ from agents.evaluation import (
 from agents.frontend_collaborator import FrontendCollaborator
 from agents.loading import load_causal_lm
 from agents.openai_agent import OpenAIAgent
-from agents.prompts import BACKEND_AGENT_PROMPT, FRONTEND_AGENT_PROMPT, SHORT_BACKEND_AGENT_PROMPT
+from agents.prompts import (
+    BACKEND_AGENT_PROMPT,
+    FRONTEND_AGENT_PROMPT,
+    SHORT_BACKEND_AGENT_PROMPT,
+    SHORT_FRONTEND_AGENT_PROMPT,
+)
 from agents.rollout import Episode, collect, plan_episodes
 from agents.scripted import HumanAgent, ImmediateAnswerAgent, OracleAgent, RandomAgent
 from agents.seed_interval import SeedTaskInterval, seed_task_interval
@@ -32,6 +37,7 @@ __all__ = [
     "DEFAULT_MODEL_NAME",
     "FRONTEND_AGENT_PROMPT",
     "SHORT_BACKEND_AGENT_PROMPT",
+    "SHORT_FRONTEND_AGENT_PROMPT",
     "SIMILARITY_MARGIN",
     "Agent",
     "DefaultModelNotInstalled",

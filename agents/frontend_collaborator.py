@@ -229,8 +229,9 @@ class FrontendCollaborator:
     """A scripted, imperfect designer that works from the human's words alone.
 
     Per episode (decided once, seeded by ``seed`` and the request) it asks about the
-    design first with ``ask_probability``, then drafts once or twice (fewer if the turn
-    limit leaves no room) and answers with ``I WANT TO ANSWER:`` and its last picture.
+    design first with ``ask_probability`` (given two turns or more), then drafts once or
+    twice (fewer if the turn limit leaves no room, none after a question in two turns) and
+    answers with ``I WANT TO ANSWER:`` and its last picture.
     Every update the human's replies carry is applied with ``apply_probability``. The
     same dialogue always gets the same reply, whatever the batch.
 
@@ -289,7 +290,8 @@ class FrontendCollaborator:
         request = str(messages[0].get("content", "")) if messages else ""
         text = f"{self.seed}\0{request}"
         rng = random.Random(int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big"))
-        asks = rng.random() < self.ask_probability and self.max_turns >= 3
+        # With two turns it asks and answers, with no draft between.
+        asks = rng.random() < self.ask_probability and self.max_turns >= 2
         drafts = min(rng.choice((1, 2)), max(0, self.max_turns - 1 - asks))
         return rng, (asks, drafts)
 

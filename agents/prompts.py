@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-__all__ = ["BACKEND_AGENT_PROMPT", "FRONTEND_AGENT_PROMPT", "SHORT_BACKEND_AGENT_PROMPT"]
+__all__ = [
+    "BACKEND_AGENT_PROMPT",
+    "FRONTEND_AGENT_PROMPT",
+    "SHORT_BACKEND_AGENT_PROMPT",
+    "SHORT_FRONTEND_AGENT_PROMPT",
+]
 
 BACKEND_AGENT_PROMPT = """\
 You are a programming assistant working with a human user who wants a Python function. \
@@ -37,4 +42,12 @@ and nothing else.
 SHORT_BACKEND_AGENT_PROMPT = (
     "You help a user write a Python function. Ask short questions about the details you "
     "need, then reply I WANT TO ANSWER: followed by the function's code."
+)
+
+# The Frontend's one line (about 40 tokens instead of 200): the same reason, and the
+# Frontend pays more for it, since a page's decoding step reads every earlier token.
+SHORT_FRONTEND_AGENT_PROMPT = (
+    "You help a user design a web page. Ask short questions about its sections, colours "
+    "and layout, or show a draft page in HTML with Tailwind classes, then reply I WANT TO "
+    "ANSWER: followed by the complete HTML page."
 )

@@ -16,6 +16,8 @@ folder).
 
     python -m benchmarks.analyses.frontend_pilot --tasks 100 --collaborator 0.5:0.8
 
+``--max-turns`` sets the collaborator's turn limit (default 4).
+
 Needs the renderer (``python -m sweetrl_gym.render.install``); about 4 s a task on one
 CPU core.
 """
@@ -183,11 +185,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="ASK:APPLY",
         help="also play the tasks with the collaborator at these probabilities (repeatable)",
     )
+    parser.add_argument(
+        "--max-turns", type=int, default=4, help="the collaborator's turn limit (default 4)"
+    )
     parser.add_argument("--output", type=Path, default=RESULTS)
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     if args.tasks < 1:
         parser.error(f"--tasks must be at least 1, got {args.tasks}")
+    if args.max_turns < 1:
+        parser.error(f"--max-turns must be at least 1, got {args.max_turns}")
     settings = [_probabilities(text, parser) for text in args.collaborator]
     if settings and args.split != "test":
         parser.error("--collaborator plays the test split's tasks: use --split test")
@@ -202,7 +209,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         tasks, default_renderer(), perceptual_similarity, progress=not args.no_progress
     )
     for ask, apply in settings:
-        scores = collaborator_scores(tasks, ask, apply, progress=not args.no_progress)
+        scores = collaborator_scores(
+            tasks, ask, apply, max_turns=args.max_turns, progress=not args.no_progress
+        )
         for row in rows:
             row[f"collaborator(ask={ask:g}, apply={apply:g})"] = scores[row["task_id"]]
     summary = summarize_pilot(rows)
@@ -210,6 +219,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = {
         "split": args.split,
         "similarity": "perceptual",
+        "max_turns": args.max_turns,
         "seconds": round(time.perf_counter() - started, 1),
         "machine": platform.platform(),
         **summary,

@@ -80,18 +80,20 @@ def build_policy(config: Mapping[str, Any], *, evaluation: bool = False) -> Tran
 def system_prompt(config: Mapping[str, Any]) -> str:
     """Return the agent's system prompt that ``policy.system_prompt`` names.
 
-    ``"full"``: the agent prompt of the environment; ``"short"``: the one-line backend
-    prompt (frontend runs keep the full one); anything else is the prompt's own text.
+    ``"full"``: the agent prompt of the environment; ``"short"``: its one-line form
+    (which names no turn limit); anything else is the prompt's own text.
     """
-    from agents import BACKEND_AGENT_PROMPT, FRONTEND_AGENT_PROMPT, SHORT_BACKEND_AGENT_PROMPT
+    from agents import prompts
 
     choice = config["policy"]["system_prompt"]
     frontend = config["env"]["id"] == _FRONTEND
-    if choice == "full" or (choice == "short" and frontend):
-        return FRONTEND_AGENT_PROMPT if frontend else BACKEND_AGENT_PROMPT
-    if choice == "short":
-        return SHORT_BACKEND_AGENT_PROMPT
-    return str(choice)
+    named = {
+        ("full", False): prompts.BACKEND_AGENT_PROMPT,
+        ("short", False): prompts.SHORT_BACKEND_AGENT_PROMPT,
+        ("full", True): prompts.FRONTEND_AGENT_PROMPT,
+        ("short", True): prompts.SHORT_FRONTEND_AGENT_PROMPT,
+    }
+    return named.get((choice, frontend), str(choice))
 
 
 def base_policy(

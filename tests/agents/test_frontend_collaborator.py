@@ -168,6 +168,13 @@ def test_the_collaborator_plans_asks_drafts_and_answers():
     assert extract_html(never.act([request])[0]) == PageSketch.default().to_html()
     once = FrontendCollaborator(ask_probability=1.0, max_turns=1)
     assert once.act([request])[0].startswith(ANSWER_MARKER)
+    # Two turns: a question, then the answer written from the reply (no draft between).
+    twice = FrontendCollaborator(ask_probability=1.0, apply_probability=1.0, max_turns=2)
+    assert extract_html(twice.act([request])[0]) is None
+    answer = twice.act([dialogue])[0]
+    assert answer.startswith(ANSWER_MARKER) and 'id="pricing"' in extract_html(answer)
+    drafting = FrontendCollaborator(ask_probability=0.0, max_turns=2)
+    assert not drafting.act([request])[0].startswith(ANSWER_MARKER)
     # The same conversation gets the same reply whatever the batch around it.
     other = [{"role": "user", "content": "Can you build a homepage for Nova Labs?"}]
     half = FrontendCollaborator(ask_probability=0.5, apply_probability=0.5, seed=3)
