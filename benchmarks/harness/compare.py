@@ -42,6 +42,7 @@ from benchmarks.harness.policies import (
     scripted_agent,
 )
 from benchmarks.harness.serving import generation, model_source, served_folder
+from benchmarks.harness.stage_times import read_stage_times, timed_stage
 from sweetrl_gym import TrajectoryBuffer
 from sweetrl_gym.atomic_write import write_atomically
 from sweetrl_gym.processes import process_state
@@ -340,16 +341,20 @@ def _run_comparison(config: Mapping[str, Any], out: Path, progress: bool) -> dic
     train_indices = range(offset, offset + n_train)
     k = config["data"]["samples_per_task"]
     say(f"[1/4] collecting {n_train} tasks x {k} episodes with the base policy")
-    with generation(*_base(config, out), config, _server_log(out, "collect")) as policy:
+    with (
+        generation(*_base(config, out), config, _server_log(out, "collect")) as policy,
+        timed_stage(out, "collect/train"),
+    ):
         buffer = _collect_train(
             config, policy, train_indices, out / "data" / "train.jsonl", progress, k
         )
     for name in config["data"]["demonstrations"]:
         say(f"      adding {name} demonstrations on the same tasks")
         path = demonstrations_file(out, name)
-        buffer = buffer + _collect_train(
-            config, scripted_agent(name, config), train_indices, path, progress
-        )
+        with timed_stage(out, f"collect/{name}"):
+            buffer = buffer + _collect_train(
+                config, scripted_agent(name, config), train_indices, path, progress
+            )
     gc.collect()
 
     # 2. Every algorithm from the same buffer, each from a fresh copy of the base policy.
@@ -388,7 +393,10 @@ def _run_comparison(config: Mapping[str, Any], out: Path, progress: bool) -> dic
             directory = out / "methods" / name / "model"
             agent = saved_policy(directory, config, evaluation=True)
             source = served_folder(directory)
-        with generation(agent, source, config, _server_log(out, f"eval-{name}")):
+        with (
+            generation(agent, source, config, _server_log(out, f"eval-{name}")),
+            timed_stage(out, f"eval/{name}"),
+        ):
             evals[name] = evaluate_method(name, agent, config, out, progress)
         del agent
         gc.collect()
@@ -425,6 +433,7 @@ def _run_comparison(config: Mapping[str, Any], out: Path, progress: bool) -> dic
         "methods": methods,
         "critic_example": example,
         "seconds": round(time.perf_counter() - started, 1),
+        "stage_seconds": read_stage_times(out),
         "processes": state.num_processes,
     }
     say("[4/4] writing the report")
@@ -456,13 +465,14 @@ def _warm_start(
         return None
     count = min(section["tasks"], len(env_kwargs(config, "train")["tasks"]))
     say(f"[0/4] warm start: {count} {section['demonstrator']} demonstrations, then cloning")
-    demos = _collect_train(
-        config,
-        scripted_agent(section["demonstrator"], config),
-        range(count),
-        out / "data" / f"{WARM_START}-demonstrations.jsonl",
-        progress,
-    )
+    with timed_stage(out, f"collect/{WARM_START}"):
+        demos = _collect_train(
+            config,
+            scripted_agent(section["demonstrator"], config),
+            range(count),
+            out / "data" / f"{WARM_START}-demonstrations.jsonl",
+            progress,
+        )
     record = fit_method(
         "bc", config, demos, out / "methods" / WARM_START, settings=warm_start_settings(config)
     )

@@ -553,8 +553,12 @@ def _paired_sentence(versus: Mapping[str, Any], metric: str) -> str:
 
 
 def _lower(label: str) -> str:
-    """Return a method's label for inside a sentence: "Zero-shot" -> "zero-shot", "RFT" stays."""
-    return label if label[:2].isupper() else label[:1].lower() + label[1:]
+    """Return a method's label for inside a sentence: "Zero-shot" -> "zero-shot".
+
+    A first word with capitals after its first letter ("RFT", "ArCHer") stays.
+    """
+    first = label.split(" ")[0]
+    return label if any(c.isupper() for c in first[1:]) else label[:1].lower() + label[1:]
 
 
 def _duration(seconds: Any) -> str:
@@ -645,7 +649,35 @@ def _setup(results: Mapping[str, Any]) -> str:
     seconds = _number(results.get("seconds"))
     if seconds is not None:
         sentences.append(f"Total time {_duration(seconds)}.")
+    stages = _stage_times(results.get("stage_seconds"))
+    if stages:
+        sentences.append(stages)
     return " ".join(sentences) or "not recorded."
+
+
+def _stage_times(times: Any) -> str:
+    """Return a sentence of the stages that generate episodes and their times."""
+    if not isinstance(times, Mapping):
+        return ""
+    collect, evaluate = [], []
+    for stage, seconds in times.items():
+        kind, _, name = str(stage).partition("/")
+        if kind == "collect":
+            if name == "train":
+                what = "training episodes"
+            elif name == "warm-start":
+                what = "the warm start's demonstrations"
+            else:
+                what = f"{name} demonstrations"
+            collect.append(f"{what} {_duration(seconds)}")
+        elif kind == "eval":
+            evaluate.append(f"`{name}` {_duration(seconds)}")
+    parts = []
+    if collect:
+        parts.append("collecting " + ", ".join(collect))
+    if evaluate:
+        parts.append("evaluating " + ", ".join(evaluate))
+    return ("Time in " + "; ".join(parts) + ".") if parts else ""
 
 
 def _fit_metrics(results: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:

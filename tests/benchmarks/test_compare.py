@@ -77,6 +77,16 @@ def test_compare_smoke_end_to_end_over_seeds_and_resume(tmp_path, capsys):
     plots = ["success_rate.png", "tests_passed.png", "avg_turns.png", "answer_rate.png"]
     for plot in [*plots, "training_curves.png"]:
         assert (out / plot).stat().st_size > 1000
+    # How long each collection and evaluation took, in the folder and the report.
+    stages = json.loads((out / "stage_times.json").read_text())
+    demonstrators = {f"collect/{name}" for name in results["config"]["data"]["demonstrations"]}
+    collections = {"collect/warm-start", "collect/train"} | demonstrators
+    assert demonstrators and set(stages) == collections | {f"eval/{m}" for m in methods}
+    assert all(seconds >= 0 for seconds in stages.values()) and sum(stages.values()) > 0
+    assert results["stage_seconds"] == stages
+    assert "Time in collecting the warm start's demonstrations" in table
+    assert ", training episodes " in table and ", oracle demonstrations " in table
+    assert "; evaluating `warm-start` " in table and ", `sweet-rl-random` " in table
     printed = capsys.readouterr().out
     assert "pooled.md" in printed and "- SWEET-RL vs Warm start (BC):" in printed
 
@@ -104,6 +114,8 @@ def test_compare_smoke_end_to_end_over_seeds_and_resume(tmp_path, capsys):
     assert main([*command, "--no-progress"]) == 0
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
     assert json.loads((out / "results.json").read_text())["methods"] == methods
+    resumed = json.loads((out / "stage_times.json").read_text())  # read back: added moments
+    assert set(resumed) == set(stages) and all(resumed[s] >= stages[s] for s in stages)
     # One seed of it alone is the same run: resumed, not redone.
     single = ["compare", "--config", "smoke", "--seed", "1", "--out", str(whole / "seed-1")]
     assert main([*single, "--no-progress"]) == 0
