@@ -47,6 +47,7 @@ from algorithms.multiturn_dpo import MultiTurnDPO, MultiTurnDPOConfig
 from algorithms.pairs import (
     TrajectoryPair,
     TurnPair,
+    confident_pairs,
     preference_dataset,
     split_pairs,
     trajectory_pairs,
@@ -89,6 +90,7 @@ __all__ = [
     "advantage_weighted_policy_loss",
     "bradley_terry_loss",
     "build_transitions",
+    "confident_pairs",
     "critic_prompt",
     "critic_prompts",
     "double_q_min",

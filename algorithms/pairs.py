@@ -19,6 +19,7 @@ from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer
 __all__ = [
     "TrajectoryPair",
     "TurnPair",
+    "confident_pairs",
     "no_trajectory_pairs",
     "preference_dataset",
     "split_pairs",
@@ -216,6 +217,39 @@ def turn_pairs(
             task_id,
         )
     return pairs
+
+
+def confident_pairs(
+    pairs: Sequence[TurnPair], kinds: Sequence[Any], quantile: float
+) -> list[TurnPair]:
+    """Keep the turn pairs the critic tells apart most: the widest score gaps of each kind.
+
+    A pair is kept when its gap (``chosen_score - rejected_score``) is at least the
+    ``quantile`` of the gaps of the pairs of its kind, so each kind (e.g. two questions,
+    two answers, a question and an answer, whose gaps differ in scale) keeps its share.
+
+    Args:
+        pairs: Turn pairs, e.g. from :func:`turn_pairs`.
+        kinds: One hashable label per pair.
+        quantile: In [0, 1); 0 keeps every pair, 0.5 the wider half of each kind.
+
+    Returns:
+        The kept pairs, in their order.
+
+    Raises:
+        ValueError: On a quantile outside [0, 1) or a label count that is not the pairs'.
+
+    """
+    if not 0.0 <= quantile < 1.0:
+        raise ValueError(f"quantile must be in [0, 1), got {quantile}")
+    if len(kinds) != len(pairs):
+        raise ValueError(f"{len(pairs)} pairs but {len(kinds)} kind labels")
+    gaps = np.array([p.chosen_score - p.rejected_score for p in pairs], dtype=float)
+    threshold = np.zeros(len(pairs))
+    for label in set(kinds):
+        members = [i for i, kind in enumerate(kinds) if kind == label]
+        threshold[members] = np.quantile(gaps[members], quantile)
+    return [pair for pair, gap, low in zip(pairs, gaps, threshold) if gap >= low]
 
 
 def _half_pairs(

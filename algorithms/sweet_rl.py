@@ -85,6 +85,7 @@ from algorithms.models import ValueHeadModel, clone_model, load_weights, save_ca
 from algorithms.pairs import (
     TrajectoryPair,
     TurnPair,
+    confident_pairs,
     no_trajectory_pairs,
     split_pairs,
     trajectory_pairs,
@@ -213,6 +214,11 @@ class SweetRLConfig(TrainingConfig):
             turn's ``pairs_per_turn`` shared in proportion to the kinds' counts): no pair
             sets asking against answering. The NLL and DPO terms on same-kind pairs can
             still move the decision to answer (docs/results.md, run 13).
+        pair_gap_quantile: Keep only the turn pairs whose critic score gap is at least
+            this quantile of the gaps of their kind (two questions, two answers, or one
+            of each); 0 (paper) keeps every pair, 0.5 the wider half of each kind. A
+            small critic orders its wide-gap question pairs better than its near-ties
+            (docs/results.md); raise ``pairs_per_turn`` to keep the policy step's size.
 
     """
 
@@ -243,8 +249,9 @@ class SweetRLConfig(TrainingConfig):
     pair_turns: str = "all"
     question_turns: int | None = None
     mixed_pairs: bool = True
+    pair_gap_quantile: float = 0.0
 
-    LATER_SETTINGS: ClassVar[dict[str, Any]] = {"question_turns": None}
+    LATER_SETTINGS: ClassVar[dict[str, Any]] = {"question_turns": None, "pair_gap_quantile": 0.0}
 
     def __post_init__(self) -> None:
         if self.critic_score == "sum":  # the name before "token_mean" existed
@@ -281,6 +288,8 @@ class SweetRLConfig(TrainingConfig):
             )
         if not 0.0 <= self.held_out_fraction < 1.0:
             raise ValueError(f"held_out_fraction must be in [0, 1), got {self.held_out_fraction}")
+        if not 0.0 <= self.pair_gap_quantile < 1.0:
+            raise ValueError(f"pair_gap_quantile must be in [0, 1), got {self.pair_gap_quantile}")
         if self.num_candidates < 2:
             raise ValueError(
                 f"num_candidates must be at least 2 (pairs need two), got {self.num_candidates}"
@@ -710,7 +719,9 @@ class SweetRL(Algorithm):
         ``max_new_tokens`` are dropped before scoring (with ``pair_turns="questions"``,
         answers too; with ``"answers"``, questions): they are neither chosen nor
         rejected, and a turn left with fewer than two candidates gives no pair. The
-        sampling and scoring of the turns are split across processes.
+        sampling and scoring of the turns are split across processes. With
+        ``pair_gap_quantile``, only the pairs of widest critic score gap are kept
+        (:func:`algorithms.pairs.confident_pairs`).
 
         Returns:
             Turn-level pairs (cached in the run directory, so a resumed run does not
@@ -722,7 +733,10 @@ class SweetRL(Algorithm):
     def _candidates(
         self, buffer: TrajectoryBuffer | Sequence[Trajectory]
     ) -> tuple[list[TurnPair], dict[str, int]]:
-        """:meth:`candidate_pairs`, and how many candidates were dropped, by reason."""
+        """:meth:`candidate_pairs`, and how many candidates (and pairs) were dropped, by reason.
+
+        The cache keeps every pair; ``pair_gap_quantile`` is applied to what it holds.
+        """
         if self.critic is None:
             raise RuntimeError("no critic yet: call fit_critic (or fit) first")
         turns = [(t, turn) for t in buffer for turn in t.turns]
@@ -731,7 +745,13 @@ class SweetRL(Algorithm):
         if isinstance(data, list):  # a run cached before truncated candidates were dropped
             data = {"pairs": data, "truncated_candidates": 0}
         dropped = {key: int(data.get(key, 0)) for key in _DROPPED_CANDIDATES}
-        return from_json(TurnPair, data["pairs"]), dropped
+        pairs = from_json(TurnPair, data["pairs"])
+        if self.config.pair_gap_quantile > 0 and pairs:
+            kinds = [_pair_kind(pair) for pair in pairs]
+            kept = confident_pairs(pairs, kinds, self.config.pair_gap_quantile)
+            dropped["low_gap_pairs"] = len(pairs) - len(kept)
+            pairs = kept
+        return pairs, dropped
 
     def _truncated(self, candidates: Sequence[str]) -> list[bool]:
         """Whether each candidate was (most likely) cut off at ``max_new_tokens``.
@@ -996,6 +1016,12 @@ def _load_critic(model: CausalLM | ValueHeadModel, directory: Path) -> None:
         model.load(directory)
     else:
         load_weights(model, directory)
+
+
+def _pair_kind(pair: TurnPair) -> str:
+    """Return ``"questions"``, ``"answers"`` or ``"mixed"``: what the pair sets against what."""
+    answers = parse_action(pair.chosen).is_answer + parse_action(pair.rejected).is_answer
+    return ("questions", "mixed", "answers")[answers]
 
 
 def _no_turn_pairs(dropped: dict[str, int]) -> str:

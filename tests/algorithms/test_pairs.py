@@ -1,7 +1,14 @@
 import numpy as np
 import pytest
 
-from algorithms import TurnPair, preference_dataset, split_pairs, trajectory_pairs, turn_pairs
+from algorithms import (
+    TurnPair,
+    confident_pairs,
+    preference_dataset,
+    split_pairs,
+    trajectory_pairs,
+    turn_pairs,
+)
 from tests.algorithms.synthetic import dialogue, synthetic_buffer
 
 
@@ -128,3 +135,20 @@ def test_pairs_export_as_trl_preference_datasets(shared_buffer, tiny_policy):
         preference_dataset(pairs, tiny_policy)
     with pytest.raises(TypeError, match="pair 1 is a str"):
         preference_dataset([turn, "pair"])
+
+
+def test_confident_pairs_keep_the_widest_gaps_of_each_kind():
+    # Question gaps 0.1-0.4, answer gaps 1-4: one threshold over both would keep answers only.
+    questions = [TurnPair((), f"q{i}", "q", chosen_score=0.1 * i) for i in range(1, 5)]
+    answers = [TurnPair((), f"a{i}", "a", chosen_score=float(i)) for i in range(1, 5)]
+    pairs = [p for pair in zip(questions, answers) for p in pair]
+    kinds = ["questions", "answers"] * 4
+    kept = confident_pairs(pairs, kinds, 0.5)
+    assert [p.chosen for p in kept] == ["q3", "a3", "q4", "a4"]  # each kind's wider half, in order
+    assert confident_pairs(pairs, kinds, 0.0) == pairs
+    assert [p.chosen for p in confident_pairs(pairs, kinds, 0.9)] == ["q4", "a4"]
+    assert confident_pairs([], [], 0.5) == []
+    with pytest.raises(ValueError, match="quantile"):
+        confident_pairs(pairs, kinds, 1.0)
+    with pytest.raises(ValueError, match="8 pairs but 2 kind labels"):
+        confident_pairs(pairs, kinds[:2], 0.5)

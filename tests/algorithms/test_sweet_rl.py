@@ -4,6 +4,7 @@ import dataclasses
 import itertools
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -619,10 +620,41 @@ def test_question_pairs_only_at_the_first_turns_and_answer_pairs_after():
     assert {tuple(map(str, p.messages)) for p in later} <= contexts
 
 
+def test_only_the_widest_turn_pairs_of_each_kind_are_trained_on():
+    questions = ["What should it return?", "Which rounding?", "Any limits?"]
+    answers = ["I WANT TO ANSWER: def f(x): return 1", "I WANT TO ANSWER: def f(x): return x"]
+    buffer = synthetic_buffer(3)
+    settings = {**SMALL, "critic_epochs": 1, "num_candidates": 5, "candidate_fraction": 1.0}
+    settings.update(pairs_per_turn=6, mixed_pairs=False)
+    fits = {}
+    for quantile in (0.0, 0.5):  # the same critic twice: one keeps every pair, one the wider half
+        policy = fresh_policy()
+        _fixed_candidates(policy, questions, answers)
+        algo = SweetRL(policy, **settings, pair_gap_quantile=quantile)
+        fits[quantile] = (algo.fit(buffer), algo.policy_pairs)
+    (_, every), (metrics, kept) = fits[0.0], fits[0.5]
+    assert metrics["train/num_pairs"] == len(kept) > 0
+    assert metrics["train/low_gap_pairs"] > 0
+    assert len(every) == len(kept) + metrics["train/low_gap_pairs"]
+    assert all(pair in every for pair in kept)
+    for kind in (set(questions), set(answers)):
+        drawn = [p for p in every if {p.chosen, p.rejected} <= kind]
+        gap = [p.chosen_score - p.rejected_score for p in drawn]
+        wider = [p for p, g in zip(drawn, gap) if g >= np.quantile(gap, 0.5)]
+        assert 0 < len(wider) < len(drawn)
+        assert [p for p in kept if {p.chosen, p.rejected} <= kind] == wider
+
+
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True, "1"])
 def test_question_turns_is_checked(bad):
     with pytest.raises(ValueError, match="question_turns"):
         SweetRLConfig(question_turns=bad)
+
+
+@pytest.mark.parametrize("bad", [-0.1, 1.0])
+def test_pair_gap_quantile_is_checked(bad):
+    with pytest.raises(ValueError, match="pair_gap_quantile"):
+        SweetRLConfig(pair_gap_quantile=bad)
 
 
 def test_a_policy_step_needs_a_loss():
