@@ -1,14 +1,8 @@
 import numpy as np
 import pytest
 
-from algorithms import (
-    TurnPair,
-    confident_pairs,
-    preference_dataset,
-    split_pairs,
-    trajectory_pairs,
-    turn_pairs,
-)
+from algorithms import TurnPair, preference_dataset, split_pairs, trajectory_pairs, turn_pairs
+from algorithms.pairs import confident_pairs
 from tests.algorithms.synthetic import dialogue, synthetic_buffer
 
 
