@@ -2,9 +2,9 @@
 
 A comparison's training times are in each method's ``fit.json``; this records the rest,
 the stages that generate episodes: ``stage_times.json`` in the run folder maps a stage
-(``"collect/train"``, ``"eval/rft"``, ...) to the seconds spent in it, summed over the
-launches that ran it. A stage a resumed launch finds finished adds the moment it takes to
-read it back; the lost part of a launch killed mid-stage is not counted.
+(``"collect/train"``, ``"eval/rft"``, ...) to the seconds the launch that finished it
+spent in it. A resumed launch leaves a recorded stage as it is (it rewrites nothing of a
+finished run); the part of a stage done by a launch killed mid-stage is not counted.
 """
 
 from __future__ import annotations
@@ -41,16 +41,19 @@ def read_stage_times(out: Path) -> dict[str, float]:
 
 @contextmanager
 def timed_stage(out: Path, stage: str) -> Iterator[None]:
-    """Add the time the ``with`` block takes to ``stage``'s record (main process only).
+    """Record the time the ``with`` block takes as ``stage``'s, unless it has one already.
 
-    Nothing is recorded if the block raises: a failed or killed stage is run again.
+    Main process only. Nothing is recorded if the block raises: a failed or killed stage
+    is run again.
     """
     start = time.perf_counter()
     yield
     if not process_state().is_main_process:
         return
     times = read_stage_times(out)
-    times[stage] = round(times.get(stage, 0.0) + time.perf_counter() - start, 1)
+    if stage in times:  # finished by an earlier launch: this one only read it back
+        return
+    times[stage] = round(time.perf_counter() - start, 1)
     path = Path(out) / STAGE_TIMES
     path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(times, indent=2) + "\n"

@@ -114,8 +114,7 @@ def test_compare_smoke_end_to_end_over_seeds_and_resume(tmp_path, capsys):
     assert main([*command, "--no-progress"]) == 0
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
     assert json.loads((out / "results.json").read_text())["methods"] == methods
-    resumed = json.loads((out / "stage_times.json").read_text())  # read back: added moments
-    assert set(resumed) == set(stages) and all(resumed[s] >= stages[s] for s in stages)
+    assert json.loads((out / "stage_times.json").read_text()) == stages  # left as it was
     # One seed of it alone is the same run: resumed, not redone.
     single = ["compare", "--config", "smoke", "--seed", "1", "--out", str(whole / "seed-1")]
     assert main([*single, "--no-progress"]) == 0
