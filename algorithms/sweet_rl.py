@@ -216,9 +216,9 @@ class SweetRLConfig(TrainingConfig):
             still move the decision to answer (docs/results.md, run 13).
         pair_gap_quantile: Keep only the turn pairs whose critic score gap is at least
             this quantile of the gaps of their kind (two questions, two answers, or one
-            of each); 0 (paper) keeps every pair, 0.5 the wider half of each kind. A
-            small critic orders its wide-gap question pairs better than its near-ties
-            (docs/results.md); raise ``pairs_per_turn`` to keep the policy step's size.
+            of each); 0 (paper) keeps every pair, 0.5 the wider half of each kind. For a
+            critic surer of its wide-gap pairs than of its near-ties (what it gave:
+            docs/results.md, run 21); raise ``pairs_per_turn`` to keep the step's size.
 
     """
 

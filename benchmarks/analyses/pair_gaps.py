@@ -63,10 +63,7 @@ def gap_counts(run: Path) -> dict[str, dict[str, dict[str, int]]]:
     fields = {"messages", "chosen", "rejected", "chosen_score", "rejected_score", "task_id"}
     pairs = [TurnPair(**{k: v for k, v in row.items() if k in fields}) for row in rows]
     verdicts = judge_turn_pairs(pairs, TrajectoryBuffer.load(train))
-    counts = {
-        kind: {half: dict.fromkeys(("right", "wrong", "tied"), 0) for half in HALVES}
-        for kind in KINDS
-    }
+    counts = _zero_counts()
     for kind, word in KINDS.items():
         judged = [
             (pair.chosen_score - pair.rejected_score, verdict)
@@ -99,11 +96,15 @@ def _drawn_pairs(run: Path) -> list[dict[str, Any]]:
     return json.loads(trained.read_text())
 
 
-def _pooled(per_run: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    total = {
+def _zero_counts() -> dict[str, dict[str, dict[str, int]]]:
+    return {
         kind: {half: dict.fromkeys(("right", "wrong", "tied"), 0) for half in HALVES}
         for kind in KINDS
     }
+
+
+def _pooled(per_run: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    total = _zero_counts()
     for counts in per_run:
         for kind in KINDS:
             for half in HALVES:
