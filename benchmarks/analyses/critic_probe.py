@@ -8,8 +8,9 @@ SWEET-RL's ``turn_pairs.json``), trains SWEET-RL's critic again from the same ba
 trajectory pairs with the given settings changed, re-scores every turn pair with it, and
 counts how often its order agrees with the environment's verdict
 (:func:`benchmarks.harness.pair_signal.judge_turn_pairs`: facts obtained for two
-questions, hidden tests passed for two answers). The pairs are a fixed, judged set, so
-two settings are compared on the same pairs.
+questions, hidden tests passed for two answers; on the Frontend, design facts told and
+two pages' similarity to the target by the comparison's own scorer). The pairs are a
+fixed, judged set, so two settings are compared on the same pairs.
 
     python -m benchmarks.analyses.critic_probe runs/quick/seed-0 --set critic_epochs=3
     python -m benchmarks.analyses.critic_probe runs/quick/seed-0 --untrained \
@@ -20,7 +21,8 @@ with the default ``critic_baseline = "policy"`` a pair is ordered by what the hi
 makes likelier: whether a hint carries the signal before any training.
 
 The result (and the critic's own training metrics) is printed and saved as JSON
-(``--output``; default ``critic_probe.json`` in the folder). Backend comparisons only.
+(``--output``; default ``critic_probe.json`` in the folder). Pairs of two pages count
+as answers.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from typing import Any
 from benchmarks.harness.compare import demonstrations_file
 from benchmarks.harness.controls import SOURCE, TURN_PAIRS
 from benchmarks.harness.experiment_config import apply_override, method_settings
-from benchmarks.harness.pair_signal import judge_turn_pairs
+from benchmarks.harness.pair_signal import env_similarity, judge_turn_pairs
 from benchmarks.harness.policies import base_policy
 
 COUNTS = ("questions_right", "questions_wrong", "answers_right", "answers_wrong", "no_verdict")
@@ -95,7 +97,8 @@ def probe(run: Path, overrides: Sequence[str] = (), *, untrained: bool = False) 
     pairs = [TurnPair(**row) for row in json.loads(pairs_path.read_text())]
     references = {t.task_id: t.reference for t in buffer}
     counts = dict.fromkeys(COUNTS, 0)
-    for pair, verdict in zip(pairs, judge_turn_pairs(pairs, buffer)):
+    verdicts = judge_turn_pairs(pairs, buffer, similarity=env_similarity(config))
+    for pair, verdict in zip(pairs, verdicts):
         if not verdict.endswith(("_more", "_fewer")):
             counts["no_verdict"] += 1
             continue
