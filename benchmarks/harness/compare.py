@@ -42,7 +42,7 @@ from benchmarks.harness.policies import (
     scripted_agent,
 )
 from benchmarks.harness.serving import generation, model_source, served_folder
-from benchmarks.harness.stage_times import read_stage_times, timed_stage
+from benchmarks.harness.stage_times import episodes_on_file, read_stage_times, timed_stage
 from sweetrl_gym import TrajectoryBuffer
 from sweetrl_gym.atomic_write import write_atomically
 from sweetrl_gym.processes import process_state
@@ -341,17 +341,16 @@ def _run_comparison(config: Mapping[str, Any], out: Path, progress: bool) -> dic
     train_indices = range(offset, offset + n_train)
     k = config["data"]["samples_per_task"]
     say(f"[1/4] collecting {n_train} tasks x {k} episodes with the base policy")
+    path = out / "data" / "train.jsonl"
     with (
         generation(*_base(config, out), config, _server_log(out, "collect")) as policy,
-        timed_stage(out, "collect/train"),
+        timed_stage(out, "collect/train", finished_before=_collected(path, n_train * k)),
     ):
-        buffer = _collect_train(
-            config, policy, train_indices, out / "data" / "train.jsonl", progress, k
-        )
+        buffer = _collect_train(config, policy, train_indices, path, progress, k)
     for name in config["data"]["demonstrations"]:
         say(f"      adding {name} demonstrations on the same tasks")
         path = demonstrations_file(out, name)
-        with timed_stage(out, f"collect/{name}"):
+        with timed_stage(out, f"collect/{name}", finished_before=_collected(path, n_train)):
             buffer = buffer + _collect_train(
                 config, scripted_agent(name, config), train_indices, path, progress
             )
@@ -393,9 +392,10 @@ def _run_comparison(config: Mapping[str, Any], out: Path, progress: bool) -> dic
             directory = out / "methods" / name / "model"
             agent = saved_policy(directory, config, evaluation=True)
             source = served_folder(directory)
+        evaluated = (out / "eval" / f"{name}.metrics.json").exists()
         with (
             generation(agent, source, config, _server_log(out, f"eval-{name}")),
-            timed_stage(out, f"eval/{name}"),
+            timed_stage(out, f"eval/{name}", finished_before=evaluated),
         ):
             evals[name] = evaluate_method(name, agent, config, out, progress)
         del agent
@@ -465,13 +465,10 @@ def _warm_start(
         return None
     count = min(section["tasks"], len(env_kwargs(config, "train")["tasks"]))
     say(f"[0/4] warm start: {count} {section['demonstrator']} demonstrations, then cloning")
-    with timed_stage(out, f"collect/{WARM_START}"):
+    path = out / "data" / f"{WARM_START}-demonstrations.jsonl"
+    with timed_stage(out, f"collect/{WARM_START}", finished_before=_collected(path, count)):
         demos = _collect_train(
-            config,
-            scripted_agent(section["demonstrator"], config),
-            range(count),
-            out / "data" / f"{WARM_START}-demonstrations.jsonl",
-            progress,
+            config, scripted_agent(section["demonstrator"], config), range(count), path, progress
         )
     record = fit_method(
         "bc", config, demos, out / "methods" / WARM_START, settings=warm_start_settings(config)
@@ -487,6 +484,11 @@ def _warm_start(
             "success_rate": sum(t.success for t in demos) / max(1, len(demos)),
         },
     }
+
+
+def _collected(path: Path, episodes: int) -> bool:
+    """Whether a collection's file already holds all its planned episodes."""
+    return episodes_on_file(path) >= episodes
 
 
 def _collect_train(

@@ -4,7 +4,9 @@ A comparison's training times are in each method's ``fit.json``; this records th
 the stages that generate episodes: ``stage_times.json`` in the run folder maps a stage
 (``"collect/train"``, ``"eval/rft"``, ...) to the seconds the launch that finished it
 spent in it. A resumed launch leaves a recorded stage as it is (it rewrites nothing of a
-finished run); the part of a stage done by a launch killed mid-stage is not counted.
+finished run), and records none for a stage it found finished (a folder written before
+stage times were kept, or copied from another run); the part of a stage done by a launch
+killed mid-stage is not counted.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 from sweetrl_gym.atomic_write import write_atomically
 from sweetrl_gym.processes import process_state
 
-__all__ = ["STAGE_TIMES", "read_stage_times", "timed_stage"]
+__all__ = ["STAGE_TIMES", "episodes_on_file", "read_stage_times", "timed_stage"]
 
 STAGE_TIMES = "stage_times.json"
 """The file, in a comparison's folder."""
@@ -39,16 +41,26 @@ def read_stage_times(out: Path) -> dict[str, float]:
     }
 
 
+def episodes_on_file(path: Path) -> int:
+    """Return how many episodes a collection's ``.jsonl`` file holds (0 if it has none)."""
+    try:
+        with Path(path).open(encoding="utf-8") as lines:
+            return sum(1 for line in lines if line.strip())
+    except OSError:
+        return 0
+
+
 @contextmanager
-def timed_stage(out: Path, stage: str) -> Iterator[None]:
+def timed_stage(out: Path, stage: str, *, finished_before: bool = False) -> Iterator[None]:
     """Record the time the ``with`` block takes as ``stage``'s, unless it has one already.
 
-    Main process only. Nothing is recorded if the block raises: a failed or killed stage
-    is run again.
+    Main process only. Nothing is recorded if the block raises (a failed or killed stage
+    is run again), nor when ``finished_before``: the stage's output was complete when
+    the launch began, so the block only reads it back.
     """
     start = time.perf_counter()
     yield
-    if not process_state().is_main_process:
+    if finished_before or not process_state().is_main_process:
         return
     times = read_stage_times(out)
     if stage in times:  # finished by an earlier launch: this one only read it back

@@ -120,6 +120,13 @@ def test_compare_smoke_end_to_end_over_seeds_and_resume(tmp_path, capsys):
     single = ["compare", "--config", "smoke", "--seed", "1", "--out", str(whole / "seed-1")]
     assert main([*single, "--no-progress"]) == 0
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
+    # A folder whose stages were finished without stage times (copied, or older code): a
+    # launch that only reads them back records none, rather than its own few seconds.
+    (whole / "seed-1" / "stage_times.json").unlink()
+    assert main([*single, "--no-progress"]) == 0
+    assert not (whole / "seed-1" / "stage_times.json").exists()
+    assert json.loads((whole / "seed-1" / "results.json").read_text())["stage_seconds"] == {}
+    assert "Time in" not in (whole / "seed-1" / "results.md").read_text()
 
     # Another config in the same folder is refused, with one clear line.
     capsys.readouterr()
