@@ -42,7 +42,7 @@ from benchmarks.harness.policies import (
     scripted_agent,
 )
 from benchmarks.harness.serving import generation, model_source, served_folder
-from benchmarks.harness.stage_times import episodes_on_file, read_stage_times, timed_stage
+from benchmarks.harness.stage_times import read_stage_times, timed_stage
 from sweetrl_gym import TrajectoryBuffer
 from sweetrl_gym.atomic_write import write_atomically
 from sweetrl_gym.processes import process_state
@@ -245,6 +245,11 @@ def fit_method(
     return record
 
 
+def _eval_metrics(out: Path, name: str) -> Path:
+    """Where a finished evaluation of ``name`` keeps its metrics (its marker of being done)."""
+    return out / "eval" / f"{name}.metrics.json"
+
+
 def evaluate_method(
     name: str, agent: Any, config: Mapping[str, Any], out: Path, progress: bool
 ) -> dict[str, float]:
@@ -256,7 +261,7 @@ def evaluate_method(
     from agents import evaluate
 
     state = process_state()
-    path = out / "eval" / f"{name}.metrics.json"
+    path = _eval_metrics(out, name)
     if path.exists():
         return json.loads(path.read_text())
     metrics = evaluate(
@@ -392,7 +397,7 @@ def _run_comparison(config: Mapping[str, Any], out: Path, progress: bool) -> dic
             directory = out / "methods" / name / "model"
             agent = saved_policy(directory, config, evaluation=True)
             source = served_folder(directory)
-        evaluated = (out / "eval" / f"{name}.metrics.json").exists()
+        evaluated = _eval_metrics(out, name).exists()
         with (
             generation(agent, source, config, _server_log(out, f"eval-{name}")),
             timed_stage(out, f"eval/{name}", finished_before=evaluated),
@@ -487,8 +492,12 @@ def _warm_start(
 
 
 def _collected(path: Path, episodes: int) -> bool:
-    """Whether a collection's file already holds all its planned episodes."""
-    return episodes_on_file(path) >= episodes
+    """Whether a collection's ``.jsonl`` file already holds all its planned episodes."""
+    try:
+        with path.open(encoding="utf-8") as lines:
+            return sum(1 for line in lines if line.strip()) >= episodes
+    except OSError:  # not collected yet
+        return False
 
 
 def _collect_train(

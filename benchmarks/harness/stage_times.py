@@ -20,7 +20,7 @@ from pathlib import Path
 from sweetrl_gym.atomic_write import write_atomically
 from sweetrl_gym.processes import process_state
 
-__all__ = ["STAGE_TIMES", "episodes_on_file", "read_stage_times", "timed_stage"]
+__all__ = ["STAGE_TIMES", "read_stage_times", "timed_stage"]
 
 STAGE_TIMES = "stage_times.json"
 """The file, in a comparison's folder."""
@@ -39,15 +39,6 @@ def read_stage_times(out: Path) -> dict[str, float]:
         for k, v in data.items()
         if isinstance(v, (int, float)) and not isinstance(v, bool)
     }
-
-
-def episodes_on_file(path: Path) -> int:
-    """Return how many episodes a collection's ``.jsonl`` file holds (0 if it has none)."""
-    try:
-        with Path(path).open(encoding="utf-8") as lines:
-            return sum(1 for line in lines if line.strip())
-    except OSError:
-        return 0
 
 
 @contextmanager
