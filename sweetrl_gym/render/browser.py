@@ -25,6 +25,7 @@ import itertools
 import json
 import logging
 import os
+import shutil
 import threading
 import weakref
 from collections import OrderedDict
@@ -55,7 +56,6 @@ _CHROMIUM_ARGS = (
     "--headless=new",
     "--no-sandbox",
     "--disable-gpu",
-    "--disable-dev-shm-usage",
     "--disable-quic",
     "--no-first-run",
     "--disable-background-networking",
@@ -69,6 +69,28 @@ _CHROMIUM_ARGS = (
     "--proxy-bypass-list=<-loopback>",
     "--js-flags=--max-old-space-size=256",
 )
+# Chromium's shared memory (every screenshot passes through it) lives in /dev/shm unless
+# told to use the temporary directory, which is on disk; Playwright tells it so by default.
+# A near-full disk then fails every screenshot ("Unable to capture screenshot"), so the
+# disk is used only where /dev/shm is too small for tall pages (Docker's default: 64 MB).
+_DISK_SHARED_MEMORY = "--disable-dev-shm-usage"
+_MIN_DEV_SHM_BYTES = 512 * 1024**2
+
+
+def _shared_memory_on_disk(dev_shm: str = "/dev/shm") -> bool:
+    """Whether Chromium must keep its shared memory in the temporary directory.
+
+    Args:
+        dev_shm: The shared-memory mount to measure.
+
+    Returns:
+        True where ``dev_shm`` is missing or has less than 512 MB free.
+
+    """
+    try:
+        return shutil.disk_usage(dev_shm).free < _MIN_DEV_SHM_BYTES
+    except OSError:
+        return True
 
 
 _PAGE_HEIGHT_SCRIPT = (
@@ -382,9 +404,11 @@ class Renderer:
 
         if self._playwright is None:
             self._playwright = await async_playwright().start()
+        on_disk = _shared_memory_on_disk()
         self._browser = await self._playwright.chromium.launch(
             executable_path=self.executable_path,
-            args=list(_CHROMIUM_ARGS),
+            args=[*_CHROMIUM_ARGS, *([_DISK_SHARED_MEMORY] if on_disk else [])],
+            ignore_default_args=[] if on_disk else [_DISK_SHARED_MEMORY],
             headless=True,
             timeout=max(30_000, self.timeout_s * 3000),
         )

@@ -260,3 +260,18 @@ def test_animations_and_the_caret_are_frozen_so_a_page_renders_the_same_every_ti
     image = Image.fromarray(shots[0])
     assert pixel(image, 640, 100) == (0, 255, 0)  # an endless animation: stopped, own style
     assert pixel(image, 640, 300) == (0, 0, 255)  # a finite one (60 s long): at its end
+
+
+def test_shared_memory_stays_off_the_disk_where_dev_shm_has_room(monkeypatch, tmp_path):
+    # Screenshots pass through Chromium's shared memory; on the disk (Playwright's default)
+    # a near-full disk fails every one of them.
+    from sweetrl_gym.render import browser
+
+    assert browser._shared_memory_on_disk(str(tmp_path / "missing"))
+    free = {"bytes": 64 * 1024**2}
+    monkeypatch.setattr(
+        browser.shutil, "disk_usage", lambda path: type("Usage", (), {"free": free["bytes"]})
+    )
+    assert browser._shared_memory_on_disk("/dev/shm")  # Docker's default 64 MB
+    free["bytes"] = 8 * 1024**3
+    assert not browser._shared_memory_on_disk("/dev/shm")
