@@ -17,8 +17,8 @@ public method usable on its own; :meth:`SweetRL.fit` runs them in sequence.
    (:meth:`SweetRL.score_actions`); by default, candidates cut off at ``max_new_tokens``
    are dropped (they would teach the policy to stop mid-answer).
 4. **Turn pairs** (same method): one top-half candidate vs one bottom-half candidate,
-   4 pairs per turn (with ``mixed_pairs=False``, questions and answers each among
-   their own kind).
+   4 pairs per turn (with ``mixed_pairs=False``, questions, drafts and answers each
+   among their own kind).
 5. **The policy** (:meth:`SweetRL.fit_policy`): DPO on the turn pairs plus an NLL term on
    the chosen action.
 
@@ -92,7 +92,7 @@ from algorithms.pairs import (
     turn_pairs,
 )
 from algorithms.trainer import Stage
-from sweetrl_gym.actions import parse_action
+from sweetrl_gym.actions import extract_html, parse_action
 from sweetrl_gym.model_types import CausalLM
 from sweetrl_gym.processes import process_state
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn
@@ -209,11 +209,12 @@ class SweetRLConfig(TrainingConfig):
             dropped: the pairs there are answers against answers. For a critic that
             orders early questions better than late ones (docs/results.md).
         mixed_pairs: Pair a question with an answer sampled at the same turn (paper).
-            ``False``: a turn's questions are paired only with its questions and its
-            answers with its answers (each kind ranked and halved on its own, the
-            turn's ``pairs_per_turn`` shared in proportion to the kinds' counts): no pair
-            sets asking against answering. The NLL and DPO terms on same-kind pairs can
-            still move the decision to answer (docs/results.md, run 13).
+            ``False``: a turn's candidates are paired only within their kind (each kind
+            ranked and halved on its own, the turn's ``pairs_per_turn`` shared in
+            proportion to the kinds' counts): questions, answers, and on the Frontend
+            drafts (a page shown without answering). No pair sets asking against
+            answering, or a draft against a question. The NLL and DPO terms on same-kind
+            pairs can still move the decision to answer (docs/results.md, run 13).
         pair_gap_quantile: Keep only the turn pairs whose critic score gap is at least
             this quantile of the gaps of their kind (two questions, two answers, or one
             of each); 0 (paper) keeps every pair, 0.5 the wider half of each kind. For a
@@ -815,7 +816,7 @@ class SweetRL(Algorithm):
         for (trajectory, turn), row in zip(selected, ranked):
             kinds = None
             if not self.config.mixed_pairs:
-                kinds = [parse_action(c).is_answer for c in row.candidates]
+                kinds = [_action_kind(c) for c in row.candidates]
             pairs += turn_pairs(
                 turn.messages,
                 row.candidates,
@@ -1016,6 +1017,13 @@ def _load_critic(model: CausalLM | ValueHeadModel, directory: Path) -> None:
         model.load(directory)
     else:
         load_weights(model, directory)
+
+
+def _action_kind(action: str) -> str:
+    """Return ``"answer"``, ``"draft"`` (a page shown without answering) or ``"question"``."""
+    if parse_action(action).is_answer:
+        return "answer"
+    return "draft" if extract_html(action) is not None else "question"
 
 
 def _pair_kind(pair: TurnPair) -> str:

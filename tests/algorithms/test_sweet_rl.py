@@ -503,6 +503,34 @@ def test_unmixed_pairs_oppose_questions_to_questions_and_answers_to_answers():
     assert kinds(algo.candidate_pairs(buffer)) & {(True, False), (False, True)}
 
 
+def test_unmixed_pairs_keep_a_draft_page_apart_from_a_question():
+    # On the Frontend a message may show a page without answering: a kind of its own, or
+    # a critic that likes any page would always choose drafting over asking.
+    questions = ["Which sections?", "Which colours?", "How many columns?"]
+    drafts = [
+        '<html><body><nav class="bg-white">Home</nav></body></html>',
+        'Like this? <html><body><nav class="bg-black">Home</nav></body></html>',
+        "<html><body><footer>Contact</footer></body></html>",
+    ]
+    settings = {**SMALL, "critic_epochs": 1, "num_candidates": 6, "candidate_fraction": 0.5}
+    buffer = synthetic_buffer(3)
+
+    def kinds(pairs):
+        return {(p.chosen in drafts, p.rejected in drafts) for p in pairs}
+
+    policy = fresh_policy()
+    _fixed_candidates(policy, questions, drafts)
+    algo = SweetRL(policy, **settings, mixed_pairs=False)
+    algo.fit_critic(algo.trajectory_pairs(buffer))
+    assert kinds(algo.candidate_pairs(buffer)) == {(False, False), (True, True)}
+
+    mixed = fresh_policy()
+    _fixed_candidates(mixed, questions, drafts)
+    algo = SweetRL(mixed, **settings)
+    algo.fit_critic(algo.trajectory_pairs(buffer))
+    assert kinds(algo.candidate_pairs(buffer)) & {(True, False), (False, True)}
+
+
 @pytest.mark.parametrize(
     ("pair_turns", "sampled", "error"),
     [
