@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness.compare import demonstrations_file
+from benchmarks.analyses.run_folder import training_run
 from benchmarks.harness.controls import SOURCE, TURN_PAIRS
 from benchmarks.harness.experiment_config import apply_override, method_settings
 from benchmarks.harness.pair_signal import env_similarity, judge_turn_pairs
@@ -65,19 +65,12 @@ def probe(run: Path, overrides: Sequence[str] = (), *, untrained: bool = False) 
     """
     from algorithms import SweetRL
     from algorithms.pairs import TurnPair, split_pairs
-    from sweetrl_gym.trajectory import TrajectoryBuffer
 
     pairs_path = run / "methods" / SOURCE / TURN_PAIRS
-    for path in (run / "config.json", run / "data" / "train.jsonl", pairs_path):
-        if not path.exists():
-            raise FileNotFoundError(f"{path} is missing: pass a comparison's folder (one seed)")
-    config = json.loads((run / "config.json").read_text())
+    started = time.perf_counter()
+    config, buffer = training_run(run, pairs_path)
     for override in overrides:
         apply_override(config, f"methods.{SOURCE}.{override}")
-    started = time.perf_counter()
-    buffer = TrajectoryBuffer.load(run / "data" / "train.jsonl")
-    for name in config["data"].get("demonstrations", ()):  # SWEET-RL trained on them too
-        buffer = buffer + TrajectoryBuffer.load(demonstrations_file(run, name))
     settings = {"seed": config["seed"], **method_settings(config, SOURCE)}
     critic = SweetRL(base_policy(config, run), **settings)
     metrics: dict[str, float] = {}

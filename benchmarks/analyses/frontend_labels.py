@@ -24,10 +24,10 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.harness.compare import demonstrations_file
+from benchmarks.analyses.run_folder import training_run
 from sweetrl_gym.render import Renderer, RenderError
 from sweetrl_gym.simulators.visual import page_differences
-from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer
+from sweetrl_gym.trajectory import Trajectory
 
 __all__ = ["GAPS", "design_distances", "label_agreement", "main"]
 
@@ -116,14 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("run", type=Path, help="a Frontend comparison's folder (one seed)")
     parser.add_argument("--output", type=Path, help="the JSON file (default: in the folder)")
     args = parser.parse_args(argv)
-    config_path, train_path = args.run / "config.json", args.run / "data" / "train.jsonl"
-    for path in (config_path, train_path):
-        if not path.exists():
-            raise FileNotFoundError(f"{path} is missing: pass a comparison's folder (one seed)")
-    config = json.loads(config_path.read_text())
-    buffer = TrajectoryBuffer.load(train_path)
-    for name in config["data"].get("demonstrations", ()):  # the critic trains on them too
-        buffer = buffer + TrajectoryBuffer.load(demonstrations_file(args.run, name))
+    _, buffer = training_run(args.run)
     episodes = list(buffer)
     with Renderer() as renderer:
         distances = design_distances(episodes, renderer)

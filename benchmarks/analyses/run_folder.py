@@ -1,0 +1,39 @@
+"""Read a finished comparison folder the way the analyses need it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from benchmarks.harness.compare import demonstrations_file
+from sweetrl_gym.trajectory import TrajectoryBuffer
+
+__all__ = ["training_run"]
+
+
+def training_run(run: Path, *needed: Path) -> tuple[dict[str, Any], TrajectoryBuffer]:
+    """Return a comparison folder's config and the episodes its methods trained on.
+
+    Args:
+        run: A comparison's folder (one seed).
+        needed: Other files of the folder the caller reads, checked with the same error.
+
+    Returns:
+        The folder's ``config.json``, and its training episodes: the base policy's plus
+        each scripted demonstrator's of ``data.demonstrations``.
+
+    Raises:
+        FileNotFoundError: Naming the first of ``config.json``, ``data/train.jsonl`` and
+            ``needed`` that is missing.
+
+    """
+    config_path, train_path = run / "config.json", run / "data" / "train.jsonl"
+    for path in (config_path, train_path, *needed):
+        if not path.exists():
+            raise FileNotFoundError(f"{path} is missing: pass a comparison's folder (one seed)")
+    config = json.loads(config_path.read_text())
+    buffer = TrajectoryBuffer.load(train_path)
+    for name in config["data"].get("demonstrations", ()):
+        buffer = buffer + TrajectoryBuffer.load(demonstrations_file(run, name))
+    return config, buffer
