@@ -24,9 +24,9 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from benchmarks.analyses.frontend_differences import final_page_differences
 from benchmarks.analyses.run_folder import training_run
-from sweetrl_gym.render import Renderer, RenderError
-from sweetrl_gym.simulators.visual import page_differences
+from sweetrl_gym.render import Renderer
 from sweetrl_gym.trajectory import Trajectory
 
 __all__ = ["GAPS", "design_distances", "label_agreement", "main"]
@@ -50,18 +50,10 @@ def design_distances(episodes: Sequence[Trajectory], renderer: Renderer) -> list
         KeyError: If an episode's reference has no ``ground_truth`` (not a Frontend run).
 
     """
-    targets: dict[str, tuple] = {}
-    distances = []
-    for episode in episodes:
-        target = episode.reference["ground_truth"]
-        if target not in targets:
-            targets[target] = renderer.render_page(target).blocks
-        try:
-            blocks = renderer.render_page(episode.answer).blocks if episode.answer else ()
-        except RenderError:  # the agent's page: bad HTML is a page with nothing on it
-            blocks = ()
-        distances.append(sum(d.importance for d in page_differences(targets[target], blocks)))
-    return distances
+    return [
+        sum(d.importance for d in differences)
+        for differences in final_page_differences(episodes, renderer)
+    ]
 
 
 def label_agreement(
