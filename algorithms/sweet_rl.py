@@ -216,8 +216,9 @@ class SweetRLConfig(TrainingConfig):
             answering, or a draft against a question. The NLL and DPO terms on same-kind
             pairs can still move the decision to answer (docs/results.md, run 13).
         pair_gap_quantile: Keep only the turn pairs whose critic score gap is at least
-            this quantile of the gaps of their kind (two questions, two answers, or one
-            of each); 0 (paper) keeps every pair, 0.5 the wider half of each kind. For a
+            this quantile of the gaps of their kind (two questions, two answers, two
+            drafts, or two of different kinds); 0 (paper) keeps every pair, 0.5 the wider
+            half of each kind. For a
             critic surer of its wide-gap pairs than of its near-ties (what it gave:
             docs/results.md, run 21); raise ``pairs_per_turn`` to keep the step's size.
 
@@ -1027,9 +1028,9 @@ def _action_kind(action: str) -> str:
 
 
 def _pair_kind(pair: TurnPair) -> str:
-    """Return ``"questions"``, ``"answers"`` or ``"mixed"``: what the pair sets against what."""
-    answers = parse_action(pair.chosen).is_answer + parse_action(pair.rejected).is_answer
-    return ("questions", "mixed", "answers")[answers]
+    """Return ``"questions"``, ``"answers"``, ``"drafts"`` or ``"mixed"``: what it pairs."""
+    kinds = {_action_kind(pair.chosen), _action_kind(pair.rejected)}
+    return f"{kinds.pop()}s" if len(kinds) == 1 else "mixed"
 
 
 def _no_turn_pairs(dropped: dict[str, int]) -> str:

@@ -650,14 +650,20 @@ def test_question_pairs_only_at_the_first_turns_and_answer_pairs_after():
 
 def test_only_the_widest_turn_pairs_of_each_kind_are_trained_on():
     questions = ["What should it return?", "Which rounding?", "Any limits?"]
+    # Frontend drafts (a page shown without answering): a kind of their own here too.
+    drafts = [
+        '<html><body><nav class="bg-white">Home</nav></body></html>',
+        'Like this? <html><body><nav class="bg-black">Home</nav></body></html>',
+        "<html><body><footer>Contact</footer></body></html>",
+    ]
     answers = ["I WANT TO ANSWER: def f(x): return 1", "I WANT TO ANSWER: def f(x): return x"]
     buffer = synthetic_buffer(3)
-    settings = {**SMALL, "critic_epochs": 1, "num_candidates": 5, "candidate_fraction": 1.0}
-    settings.update(pairs_per_turn=6, mixed_pairs=False)
+    settings = {**SMALL, "critic_epochs": 1, "num_candidates": 8, "candidate_fraction": 1.0}
+    settings.update(pairs_per_turn=9, mixed_pairs=False)
     fits = {}
     for quantile in (0.0, 0.5):  # the same critic twice: one keeps every pair, one the wider half
         policy = fresh_policy()
-        _fixed_candidates(policy, questions, answers)
+        _fixed_candidates(policy, [*questions, *drafts], answers)
         algo = SweetRL(policy, **settings, pair_gap_quantile=quantile)
         fits[quantile] = (algo.fit(buffer), algo.policy_pairs)
     (_, every), (metrics, kept) = fits[0.0], fits[0.5]
@@ -665,7 +671,7 @@ def test_only_the_widest_turn_pairs_of_each_kind_are_trained_on():
     assert metrics["train/low_gap_pairs"] > 0
     assert len(every) == len(kept) + metrics["train/low_gap_pairs"]
     assert all(pair in every for pair in kept)
-    for kind in (set(questions), set(answers)):
+    for kind in (set(questions), set(drafts), set(answers)):
         drawn = [p for p in every if {p.chosen, p.rejected} <= kind]
         gap = [p.chosen_score - p.rejected_score for p in drawn]
         wider = [p for p, g in zip(drawn, gap) if g >= np.quantile(gap, 0.5)]
