@@ -452,7 +452,7 @@ def test_frontend_smoke_compares_every_method_on_similarity(tmp_path):
     # The warm start clones the Frontend collaborator: skeleton pages.
     demos = TrajectoryBuffer.load(out / "data" / "warm-start-demonstrations.jsonl")
     assert all('<section id="' in t.answer or '<nav id="' in t.answer for t in demos)
-    for name in ["rft", "mt-dpo", "sweet-rl", "sweet-rl-random"]:
+    for name in ["rft", "mt-dpo", "archer", "sweet-rl", "sweet-rl-random"]:
         assert methods[name]["fit"]["status"] == "trained", name
         versus = methods[name]["versus_base"]
         low, high = versus["similarity_diff_ci_low"], versus["similarity_diff_ci_high"]
@@ -494,7 +494,7 @@ def test_frontend_smoke_compares_every_method_on_similarity(tmp_path):
     pooled = json.loads((whole / "pooled.json").read_text())
     assert pooled["metric"] == "similarity" and pooled["seeds"] == [0, 1]
     other = json.loads((whole / "seed-1" / "results.json").read_text())
-    for name in ["rft", "mt-dpo", "sweet-rl", "sweet-rl-random"]:
+    for name in ["rft", "mt-dpo", "archer", "sweet-rl", "sweet-rl-random"]:
         entry = pooled["methods"][name]
         seeds = [results, other]
         assert entry["similarity"] == [r["methods"][name]["eval"]["similarity"] for r in seeds]
