@@ -218,9 +218,9 @@ class SweetRLConfig(TrainingConfig):
         pair_gap_quantile: Keep only the turn pairs whose critic score gap is at least
             this quantile of the gaps of their kind (two questions, two answers, two
             drafts, or two of different kinds); 0 (paper) keeps every pair, 0.5 the wider
-            half of each kind. For a
-            critic surer of its wide-gap pairs than of its near-ties (what it gave:
-            docs/results.md, run 21); raise ``pairs_per_turn`` to keep the step's size.
+            half of each kind. For a critic surer of its wide-gap pairs than of its
+            near-ties (what it gave: docs/results.md, run 21); raise ``pairs_per_turn`` to
+            keep the step's size.
 
     """
 
