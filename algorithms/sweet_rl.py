@@ -182,7 +182,13 @@ class SweetRLConfig(TrainingConfig):
         min_reward_gap: A rejected trajectory must score lower by more than this.
         held_out_fraction: Share of tasks whose pairs are held out to measure the
             critic's pairwise accuracy (not trained on).
-        candidate_fraction: Share of the buffer's turns that get candidates (paper: 10%).
+        candidate_fraction: Share of the buffer's turns that get candidates (paper: 10%);
+            with ``candidate_selection="trajectories"``, share of its trajectories.
+        candidate_selection: What ``candidate_fraction`` draws. ``"turns"`` (the paper's
+            text): that share of all the buffer's turns, each drawn on its own.
+            ``"trajectories"`` (the official code): that share of the trajectories,
+            every turn of each drawn one getting candidates, so a drawn dialogue's
+            turns are paired together.
         num_candidates: Actions sampled per selected turn (paper: 16).
         candidate_temperature: Sampling temperature of the candidates (paper: 1.0).
         candidate_max_new_tokens: Longest candidate; ``None``: the policy's setting.
@@ -243,6 +249,7 @@ class SweetRLConfig(TrainingConfig):
     min_reward_gap: float = 0.0
     held_out_fraction: float = 0.1
     candidate_fraction: float = 0.1
+    candidate_selection: str = "turns"
     num_candidates: int = 16
     candidate_temperature: float = 1.0
     candidate_max_new_tokens: int | None = None
@@ -253,7 +260,11 @@ class SweetRLConfig(TrainingConfig):
     mixed_pairs: bool = True
     pair_gap_quantile: float = 0.0
 
-    LATER_SETTINGS: ClassVar[dict[str, Any]] = {"question_turns": None, "pair_gap_quantile": 0.0}
+    LATER_SETTINGS: ClassVar[dict[str, Any]] = {
+        "question_turns": None,
+        "pair_gap_quantile": 0.0,
+        "candidate_selection": "turns",
+    }
 
     def __post_init__(self) -> None:
         if self.critic_score == "sum":  # the name before "token_mean" existed
@@ -270,6 +281,7 @@ class SweetRLConfig(TrainingConfig):
         self._check_choice("critic_baseline", ("policy", "start"))
         self._check_choice("critic_score", _CRITIC_SCORES)
         self._check_choice("pair_turns", ("all", "questions", "answers"))
+        self._check_choice("candidate_selection", ("turns", "trajectories"))
         if self.question_turns is not None and (
             isinstance(self.question_turns, bool)
             or not isinstance(self.question_turns, int)
@@ -798,8 +810,9 @@ class SweetRL(Algorithm):
                 for t, turn in turns
                 if not self._late(turn) or parse_action(turn.action).is_answer
             ]
-        count = min(len(turns), max(1, round(self.config.candidate_fraction * len(turns))))
-        selected = [turns[i] for i in sorted(rng.choice(len(turns), size=count, replace=False))]
+        selected = _draw_turns(
+            turns, self.config.candidate_fraction, self.config.candidate_selection, rng
+        )
         bar = tqdm(
             total=len(selected),
             desc="candidates",
@@ -1018,6 +1031,35 @@ def _load_critic(model: CausalLM | ValueHeadModel, directory: Path) -> None:
         model.load(directory)
     else:
         load_weights(model, directory)
+
+
+def _draw_turns(
+    turns: list[tuple[Trajectory, Turn]],
+    fraction: float,
+    selection: str,
+    rng: np.random.Generator,
+) -> list[tuple[Trajectory, Turn]]:
+    """Draw the turns that get candidates, in the buffer's order.
+
+    Args:
+        turns: The eligible ``(trajectory, turn)`` pairs, a trajectory's turns together.
+        fraction: Share of ``turns`` (``selection="turns"``) or of the trajectories they
+            come from (``"trajectories"``) to draw; at least one is drawn.
+        selection: ``"turns"`` or ``"trajectories"`` (:class:`SweetRLConfig`).
+        rng: The draw's generator.
+
+    Returns:
+        The drawn pairs: with ``"trajectories"``, every eligible turn of each drawn one.
+
+    """
+    if selection == "turns":
+        count = min(len(turns), max(1, round(fraction * len(turns))))
+        return [turns[i] for i in sorted(rng.choice(len(turns), size=count, replace=False))]
+    # Trajectories are told apart by identity: two episodes of one task may be equal.
+    order = list({id(trajectory): None for trajectory, _ in turns})
+    count = min(len(order), max(1, round(fraction * len(order))))
+    drawn = {order[i] for i in rng.choice(len(order), size=count, replace=False)}
+    return [(trajectory, turn) for trajectory, turn in turns if id(trajectory) in drawn]
 
 
 def _action_kind(action: str) -> str:

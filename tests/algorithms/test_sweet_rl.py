@@ -648,6 +648,37 @@ def test_question_pairs_only_at_the_first_turns_and_answer_pairs_after():
     assert {tuple(map(str, p.messages)) for p in later} <= contexts
 
 
+def test_candidates_on_every_turn_of_a_share_of_the_trajectories():
+    policy = fresh_policy()
+    candidates = ["What should it return?", "I WANT TO ANSWER: def f(x): return x"]
+    sampled = []
+
+    def generate(prompts, *, n=1, temperature=None, top_p=None, max_new_tokens=None):
+        sampled.extend(prompts)
+        return [list(candidates) for _ in prompts]
+
+    policy.generate = generate
+    buffer = TrajectoryBuffer([_asking_twice(t) for t in synthetic_buffer(4)])
+    settings = {**SMALL, "critic_epochs": 1, "num_candidates": 2, "candidate_fraction": 0.25}
+    algo = SweetRL(policy, **settings, candidate_selection="trajectories")
+    algo.fit_critic(algo.trajectory_pairs(buffer))
+    pairs = algo.candidate_pairs(buffer)
+    # 12 trajectories of 3 turns: a quarter of them, every turn of each.
+    assert (len(buffer), buffer.num_turns) == (12, 36)
+    assert len(sampled) == 3 * 3
+    prompts = [algo.policy_prompts(t.turns) for t in buffer]
+    # A turn after the first is one trajectory's own (its first is shared by its task's).
+    drawn = [rows for rows in prompts if set(rows[1:]) & set(sampled)]
+    assert len(drawn) == 3
+    assert sorted(sampled) == sorted(row for rows in drawn for row in rows)
+    assert pairs and len({tuple(map(str, p.messages)) for p in pairs}) > 3
+
+
+def test_candidate_selection_is_checked():
+    with pytest.raises(ValueError, match="candidate_selection"):
+        SweetRLConfig(candidate_selection="episodes")
+
+
 def test_only_the_widest_turn_pairs_of_each_kind_are_trained_on():
     questions = ["What should it return?", "Which rounding?", "Any limits?"]
     # Frontend drafts (a page shown without answering): a kind of their own here too.

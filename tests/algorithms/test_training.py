@@ -224,7 +224,8 @@ def test_a_run_folder_resumes_under_a_version_with_a_later_setting_at_its_old_va
     changed = _LaterRejectionFTConfig(**settings, min_turns=2)
     with pytest.raises(ValueError, match="other data or settings"):
         _LaterRejectionFT(fresh_policy(), changed).fit(shared_buffer, resume=True)
-    assert "question_turns" not in SweetRLConfig().run_settings()  # SWEET-RL's later one
+    for later_setting in ("question_turns", "candidate_selection"):  # SWEET-RL's later ones
+        assert later_setting not in SweetRLConfig().run_settings()
     assert SweetRLConfig(question_turns=1).run_settings()["question_turns"] == 1
 
 
