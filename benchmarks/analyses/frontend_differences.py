@@ -6,9 +6,11 @@ target and lists their differences as the simulated human sees them
 (:func:`sweetrl_gym.simulators.visual.page_differences`: sections missing, extra or
 replaced, background and text colours, columns, alignment, headings, heights). Per
 method: how many differences of each kind a page has on average, and their summed
-importance; against the base (the warm start) on the same tasks, the mean paired change of
-that importance with its 95% bootstrap interval over tasks. A method whose pages lost
-similarity shows here what it stopped getting right.
+importance; how many sections its pages have, and the share that has the target's
+sections in the target's order (none missing, extra or replaced); against the base (the
+warm start) on the same tasks, the mean paired change of that importance with its 95%
+bootstrap interval over tasks. A method whose pages lost similarity shows here what it
+stopped getting right.
 
     python -m benchmarks.analyses.frontend_differences runs/frontend-quick
 
@@ -28,11 +30,18 @@ from typing import Any
 import numpy as np
 
 from agents.evaluation import bootstrap_ci
-from sweetrl_gym.render import Renderer, RenderError
+from sweetrl_gym.render import Block, Renderer, RenderError
 from sweetrl_gym.simulators.visual import Difference, page_differences
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer
 
-__all__ = ["KINDS", "difference_profile", "final_page_differences", "main", "summarise"]
+__all__ = [
+    "KINDS",
+    "STRUCTURE",
+    "difference_profile",
+    "final_page_differences",
+    "main",
+    "summarise",
+]
 
 KINDS = (
     "missing",
@@ -47,6 +56,12 @@ KINDS = (
     "height",
 )
 """The kinds of :class:`~sweetrl_gym.simulators.visual.Difference`, in the table's order."""
+
+_MEANS = (*KINDS, "importance", "sections", "sections_right")
+
+
+STRUCTURE = ("missing", "extra", "replaced")
+"""The kinds of difference that change a page's sections rather than one section's looks."""
 
 
 def final_page_differences(
@@ -67,7 +82,14 @@ def final_page_differences(
         KeyError: If an episode's reference has no ``ground_truth`` (not a Frontend run).
 
     """
-    targets: dict[str, tuple] = {}
+    return [page_differences(target, page) for target, page in _rendered_blocks(episodes, renderer)]
+
+
+def _rendered_blocks(
+    episodes: Sequence[Trajectory], renderer: Renderer
+) -> list[tuple[tuple[Block, ...], tuple[Block, ...]]]:
+    """Each episode's target and final page as rendered blocks (see final_page_differences)."""
+    targets: dict[str, tuple[Block, ...]] = {}
     found = []
     for episode in episodes:
         target = episode.reference["ground_truth"]
@@ -77,7 +99,7 @@ def final_page_differences(
             blocks = renderer.render_page(episode.answer).blocks if episode.answer else ()
         except RenderError:  # bad HTML is a page with nothing on it
             blocks = ()
-        found.append(page_differences(targets[target], blocks))
+        found.append((targets[target], blocks))
     return found
 
 
@@ -91,15 +113,20 @@ def difference_profile(
         renderer: Renders the pages.
 
     Returns:
-        Per episode, the number of differences of each of :data:`KINDS` and
-        ``importance``, their summed importance.
+        Per episode, the number of differences of each of :data:`KINDS`; ``importance``,
+        their summed importance; ``sections``, how many top-level sections the page has;
+        and ``sections_right``, 1 when it has the target's sections in the target's order
+        (no difference of a :data:`STRUCTURE` kind), else 0.
 
     """
     profiles = []
-    for differences in final_page_differences(episodes, renderer):
+    for target, page in _rendered_blocks(episodes, renderer):
+        differences = page_differences(target, page)
         counts = Counter(difference.kind for difference in differences)
         profile = {kind: float(counts.get(kind, 0)) for kind in KINDS}
         profile["importance"] = float(sum(d.importance for d in differences))
+        profile["sections"] = float(len(page))
+        profile["sections_right"] = float(not any(counts[kind] for kind in STRUCTURE))
         profiles.append(profile)
     return profiles
 
@@ -117,9 +144,12 @@ def summarise(
         base: The method the others are paired with (its tasks must cover theirs).
 
     Returns:
-        Per method: ``tasks``, the mean of each kind and of ``importance`` per page and,
-        except for the base, ``importance_vs_base`` (the mean paired change) with
-        ``importance_vs_base_ci`` (95% percentile bootstrap over tasks).
+        Per method: ``tasks``; the mean of each kind, of ``importance``, of ``sections``
+        and of ``sections_right`` (the share of pages with the target's sections) per
+        page; ``section_counts``, how many pages have each number of sections (over
+        episodes, not tasks); and, except for the base, ``importance_vs_base`` (the mean
+        paired change) with ``importance_vs_base_ci`` (95% percentile bootstrap over
+        tasks).
 
     Raises:
         ValueError: If a method's profiles and task ids differ in length, the base is
@@ -129,21 +159,23 @@ def summarise(
     if base not in profiles:
         raise ValueError(f"the base {base!r} has no evaluation here")
     per_task: dict[str, dict[str, dict[str, float]]] = {}
+    section_counts: dict[str, Counter[int]] = {}
     for method, rows in profiles.items():
         if len(rows) != len(task_ids[method]):
             raise ValueError(f"{method}: {len(rows)} profiles for {len(task_ids[method])} tasks")
         grouped: dict[str, list[Mapping[str, float]]] = {}
         for task, row in zip(task_ids[method], rows):
             grouped.setdefault(task, []).append(row)
+        section_counts[method] = Counter(int(row["sections"]) for row in rows)
         per_task[method] = {
             task: {key: float(np.mean([row[key] for row in group])) for key in group[0]}
             for task, group in grouped.items()
         }
     summary: dict[str, dict[str, Any]] = {}
     for method, tasks in per_task.items():
-        keys = [*KINDS, "importance"]
         entry: dict[str, Any] = {"tasks": len(tasks)}
-        entry.update({key: float(np.mean([t[key] for t in tasks.values()])) for key in keys})
+        entry.update({key: float(np.mean([t[key] for t in tasks.values()])) for key in _MEANS})
+        entry["section_counts"] = {str(n): c for n, c in sorted(section_counts[method].items())}
         if method != base:
             missing = sorted(set(tasks) - set(per_task[base]))
             if missing:
@@ -187,14 +219,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _table(summary: Mapping[str, Mapping[str, Any]], base: str) -> str:
-    header = ["method", *KINDS, "importance", f"vs {base} [95% CI]"]
+    header = ["method", *_MEANS, f"vs {base} [95% CI]"]
     lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     for method, entry in summary.items():
         versus = "—"
         if "importance_vs_base" in entry:
             low, high = entry["importance_vs_base_ci"]
             versus = f"{entry['importance_vs_base']:+.3f} [{low:+.3f}, {high:+.3f}]"
-        cells = [f"{entry[key]:.2f}" for key in (*KINDS, "importance")]
+        cells = [f"{entry[key]:.2f}" for key in _MEANS]
         lines.append("| " + " | ".join([method, *cells, versus]) + " |")
     return "\n".join(lines)
 

@@ -63,11 +63,19 @@ def test_each_method_gets_its_kinds_of_difference_and_a_paired_change(tmp_path, 
     assert short["missing"] == pytest.approx((1 + len(TARGET.sections)) / 2)
     low, high = short["importance_vs_base_ci"]
     assert 0 < low <= short["importance_vs_base"] <= high
+    # The structure: recoloured sections are still the target's, a short page's are not.
+    sections = len(TARGET.sections)
+    assert methods["warm-start"]["section_counts"] == {str(sections): 2}
+    assert methods["warm-start"]["sections_right"] == recoloured["sections_right"] == 1.0
+    assert recoloured["sections"] == sections
+    assert short["sections_right"] == 0.0
+    assert short["sections"] == pytest.approx((sections - 1) / 2)
+    assert short["section_counts"] == {"0": 1, str(sections - 1): 1}
     assert "| short |" in capsys.readouterr().out
 
 
 def test_bad_input_is_named():
-    rows = [{**dict.fromkeys(KINDS, 0.0), "importance": 1.0}]
+    rows = [{**dict.fromkeys(KINDS, 0.0), "importance": 1.0, "sections": 4, "sections_right": 1}]
     with pytest.raises(ValueError, match="base 'warm-start' has no evaluation"):
         summarise({"a": rows}, {"a": ["t"]}, "warm-start")
     with pytest.raises(ValueError, match="2 profiles for 1 tasks"):
