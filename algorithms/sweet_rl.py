@@ -1052,14 +1052,16 @@ def _draw_turns(
         The drawn pairs: with ``"trajectories"``, every eligible turn of each drawn one.
 
     """
+    # The unit drawn: each turn, or each trajectory (told apart by identity: two episodes
+    # of one task may be equal).
     if selection == "turns":
-        count = min(len(turns), max(1, round(fraction * len(turns))))
-        return [turns[i] for i in sorted(rng.choice(len(turns), size=count, replace=False))]
-    # Trajectories are told apart by identity: two episodes of one task may be equal.
-    order = list({id(trajectory): None for trajectory, _ in turns})
+        units = list(range(len(turns)))
+    else:
+        units = [id(trajectory) for trajectory, _ in turns]
+    order = list(dict.fromkeys(units))
     count = min(len(order), max(1, round(fraction * len(order))))
     drawn = {order[i] for i in rng.choice(len(order), size=count, replace=False)}
-    return [(trajectory, turn) for trajectory, turn in turns if id(trajectory) in drawn]
+    return [pair for pair, unit in zip(turns, units) if unit in drawn]
 
 
 def _action_kind(action: str) -> str:
