@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 
@@ -43,6 +43,10 @@ class MultiTurnDPOConfig(TrainingConfig):
             4-turn dialogue then weighs about a quarter as much).
         pair_success_only: Pair only tasks with a success, as SWEET-RL's critic data.
         min_reward_gap: A rejected trajectory must score lower by more than this.
+        max_pairs: Train on at most this many pairs, those of widest reward gap
+            (``None``: every pair). A fixed count keeps the number of steps and the
+            labels' margin alike across buffers whose rewards spread differently, where
+            a fixed ``min_reward_gap`` gives each a different number of pairs.
 
     """
 
@@ -52,10 +56,15 @@ class MultiTurnDPOConfig(TrainingConfig):
     nll_scope: str = "action"
     pair_success_only: bool = True
     min_reward_gap: float = 0.0
+    max_pairs: int | None = None
+
+    LATER_SETTINGS: ClassVar[dict[str, Any]] = {"max_pairs": None}
 
     def __post_init__(self) -> None:
         super().__post_init__()
         self._check_positive("beta")
+        if self.max_pairs is not None:
+            self._check_positive("max_pairs")
         self._check_non_negative("nll_coef", "min_reward_gap")
         self._check_choice("nll_scope", ("action", "dialogue"))
 
@@ -84,6 +93,7 @@ class MultiTurnDPO(Algorithm):
             buffer,
             success_only=self.config.pair_success_only,
             min_reward_gap=self.config.min_reward_gap,
+            max_pairs=self.config.max_pairs,
         )
         require_items(
             pairs, no_trajectory_pairs(len(buffer), success_only=self.config.pair_success_only)

@@ -85,6 +85,7 @@ def trajectory_pairs(
     *,
     success_only: bool = True,
     min_reward_gap: float = 0.0,
+    max_pairs: int | None = None,
 ) -> list[TrajectoryPair]:
     """Pair each task's best trajectory with every strictly worse one (SWEET-RL step 1).
 
@@ -94,11 +95,19 @@ def trajectory_pairs(
             choice; partial credit is noisier).
         min_reward_gap: A rejected trajectory must score below the best by more than
             this (``0``: any strictly lower reward).
+        max_pairs: Keep at most this many pairs, those of widest reward gap (ties go to
+            the earlier pair); ``None``: every pair. Unlike a gap, a count gives every
+            buffer the same number of pairs however spread its rewards are.
 
     Returns:
         Pairs, tasks in order of first appearance; ties for best go to the first.
 
+    Raises:
+        ValueError: On a negative ``max_pairs``.
+
     """
+    if max_pairs is not None and max_pairs < 0:
+        raise ValueError(f"max_pairs must be >= 0 or None, got {max_pairs}")
     groups: dict[str, list[Trajectory]] = {}
     for trajectory in buffer:
         groups.setdefault(trajectory.task_id, []).append(trajectory)
@@ -112,7 +121,12 @@ def trajectory_pairs(
             for other in trajectories
             if best.reward - other.reward > min_reward_gap
         )
-    return pairs
+    if max_pairs is None or len(pairs) <= max_pairs:
+        return pairs
+    widest = sorted(
+        range(len(pairs)), key=lambda i: pairs[i].rejected.reward - pairs[i].chosen.reward
+    )[:max_pairs]  # a stable sort: ties keep the earlier pair
+    return [pairs[i] for i in sorted(widest)]
 
 
 def no_trajectory_pairs(num_trajectories: int, *, success_only: bool) -> str:

@@ -27,6 +27,31 @@ def test_success_only_and_reward_gap(shared_buffer):
     assert trajectory_pairs(ties, success_only=False) == []
 
 
+def test_max_pairs_keeps_the_widest_gaps_in_order():
+    import random
+
+    rng = random.Random(0)
+    episodes = []
+    for task, rewards in enumerate([(1.0, 0.9, 0.2), (1.0, 0.6, 0.95), (1.0, 0.2, 0.7)]):
+        for reward in rewards:
+            episodes.append(dialogue(task, "I like turtles and long walks.", rng))
+            episodes[-1].reward = reward
+    every = trajectory_pairs(episodes, success_only=False)
+    gaps = [round(p.chosen.reward - p.rejected.reward, 2) for p in every]
+    assert gaps == [0.1, 0.8, 0.4, 0.05, 0.8, 0.3]
+    kept = trajectory_pairs(episodes, success_only=False, max_pairs=3)
+    assert [round(p.chosen.reward - p.rejected.reward, 2) for p in kept] == [0.8, 0.4, 0.8]
+    assert [p.task_id for p in kept] == [every[1].task_id, every[2].task_id, every[4].task_id]
+    # a tie at the cut goes to the earlier pair
+    assert [
+        p.rejected.reward for p in trajectory_pairs(episodes, success_only=False, max_pairs=1)
+    ] == [0.2]
+    assert trajectory_pairs(episodes, success_only=False, max_pairs=10) == every
+    assert trajectory_pairs(episodes, success_only=False, max_pairs=0) == []
+    with pytest.raises(ValueError, match="max_pairs"):
+        trajectory_pairs(episodes, success_only=False, max_pairs=-1)
+
+
 def test_split_holds_out_whole_tasks():
     pairs = trajectory_pairs(synthetic_buffer(10))
     train, held = split_pairs(pairs, held_out_fraction=0.2, seed=0)
