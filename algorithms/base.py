@@ -239,18 +239,19 @@ class Algorithm(ABC):
         leave_cpu(trainer.accelerator)
 
     @contextmanager
-    def _session(self, data: Any) -> Iterator[Trainer]:
+    def _session(self, data: Any, *, resume: bool = False) -> Iterator[Trainer]:
         """Yield the trainer for one step of the algorithm (``fit_critic``, ...).
 
         Inside ``fit`` that is the fit's trainer. A step called on its own gets a
-        trainer for that call only, which keeps nothing on disk (only ``fit``
-        checkpoints, logs to TensorBoard and resumes).
+        trainer for that call only. Without ``resume`` it keeps nothing on disk; with
+        it, the step keeps its run in ``config.output_dir`` as ``fit`` does
+        (checkpoints, TensorBoard) and continues the run of the same data found there.
         """
         if self._fit_trainer is not None:
             yield self._fit_trainer
             return
         self._setup_lora()
-        trainer = self._fit_trainer = self._make_trainer(data, resume=False, persistent=False)
+        trainer = self._fit_trainer = self._make_trainer(data, resume=resume, persistent=resume)
         try:
             yield trainer
         finally:

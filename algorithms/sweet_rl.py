@@ -944,7 +944,7 @@ class SweetRL(Algorithm):
             "chosen_nll": float(-logps.mean[:n].detach().mean()),
         }
 
-    def fit_policy(self, pairs: Sequence[TurnPair]) -> dict[str, float]:
+    def fit_policy(self, pairs: Sequence[TurnPair], *, resume: bool = False) -> dict[str, float]:
         """DPO on turn-level pairs with an NLL term on the chosen action (step 5).
 
         The frozen reference is the policy as it is when this is called: its log-probs
@@ -952,13 +952,21 @@ class SweetRL(Algorithm):
 
         Args:
             pairs: From :meth:`candidate_pairs`, or your own :class:`TurnPair` list.
+            resume: Called on its own (outside :meth:`fit`): keep the step's run in
+                ``output_dir`` (checkpoints, the reference log-probs, TensorBoard) and
+                continue the run of the same pairs and settings found there. Without
+                it, a call on its own keeps nothing on disk.
 
         Returns:
             ``train/`` metrics averaged over the last epoch.
 
+        Raises:
+            ValueError: With ``resume``, if ``output_dir`` holds a run of other pairs or
+                settings.
+
         """
         require_items(pairs, "fit_policy needs at least one turn pair")
-        with self._session([p.__dict__ for p in pairs]):
+        with self._session([p.__dict__ for p in pairs], resume=resume):
             items = self._policy_items(pairs)
             self._keep_critic_start()
             stage = self._policy_stage(

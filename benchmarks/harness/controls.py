@@ -113,7 +113,6 @@ def fit_control(
     """
     from algorithms import SweetRL
     from algorithms.batches import from_json
-    from algorithms.distributed import from_main_process
     from algorithms.pairs import TurnPair
 
     directory = out / "methods" / name
@@ -123,11 +122,7 @@ def fit_control(
     record = _skip_reason(name, out)
     if record is None:
         pairs = from_json(TurnPair, json.loads((out / "methods" / SOURCE / TURN_PAIRS).read_text()))
-        # The main process's ranking on every process: sweet-rl-env's runs the sandbox,
-        # whose verdicts can differ between processes (a test that timed out on one).
-        similarity = env_similarity(config) if name == "sweet-rl-env" else None
-        ranked = control_pairs(name, pairs, buffer, seed=config["seed"], similarity=similarity)
-        ranked = from_main_process(ranked)
+        ranked = _ranked_pairs(name, pairs, buffer, config, directory)
         original = {(p.chosen, p.rejected) for p in pairs}
         swapped = sum((p.chosen, p.rejected) not in original for p in ranked)  # turned round
         if not ranked:
@@ -140,7 +135,7 @@ def fit_control(
             settings["progress"] = progress and settings.get("progress", True)
             algorithm = SweetRL(base_policy(config, out), **settings)
             start = time.perf_counter()
-            metrics = algorithm.fit_policy(ranked)
+            metrics = algorithm.fit_policy(ranked, resume=True)  # a stopped control goes on
             algorithm.save(directory / "model")  # collective
             record = {
                 "status": "trained",
@@ -156,6 +151,41 @@ def fit_control(
         write_atomically(record_path, lambda path: path.write_text(text, "utf-8"))
     state.wait_for_everyone()
     return record
+
+
+def _ranked_pairs(
+    name: str,
+    pairs: Sequence[Any],
+    buffer: TrajectoryBuffer,
+    config: Mapping[str, Any],
+    directory: Path,
+) -> list[Any]:
+    """Return the control's ranking of ``pairs``, kept in ``directory`` once made.
+
+    A resumed control trains on the ranking it started with: ``sweet-rl-env``'s runs the
+    sandbox, whose verdicts can differ between calls (a test that timed out once), and
+    its policy step resumes only on the same pairs. Every process takes the main
+    process's ranking, for the same reason.
+    """
+    from algorithms.batches import from_json, to_json
+    from algorithms.distributed import from_main_process
+    from algorithms.pairs import TurnPair
+
+    state = process_state()
+    path = directory / TURN_PAIRS
+    kept = from_main_process(
+        json.loads(path.read_text()) if state.is_main_process and path.exists() else None
+    )
+    if kept is not None:
+        return from_json(TurnPair, kept)
+    similarity = env_similarity(config) if name == "sweet-rl-env" else None
+    ranked = control_pairs(name, pairs, buffer, seed=config["seed"], similarity=similarity)
+    ranked = from_main_process(ranked)
+    if state.is_main_process and ranked:
+        directory.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(to_json(ranked)) + "\n"
+        write_atomically(path, lambda file: file.write_text(text, "utf-8"))
+    return ranked
 
 
 def _skip_reason(name: str, out: Path) -> dict[str, Any] | None:

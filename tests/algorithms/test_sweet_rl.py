@@ -781,3 +781,42 @@ def test_nll_on_answers_only_leaves_the_chosen_questions_to_the_dpo_term():
 def test_nll_turns_is_checked():
     with pytest.raises(ValueError, match="nll_turns"):
         SweetRLConfig(nll_turns="questions")
+
+
+def test_fit_policy_on_its_own_resumes_after_a_crash_only_when_asked(tmp_path):
+    """A policy step on given pairs (as the controls run it) loses nothing on a crash."""
+    from algorithms import TurnPair
+    from tests.algorithms.test_training import RaiseAfter
+
+    messages = ({"role": "user", "content": "Write f(x) for my shop."},)
+    pairs = [
+        TurnPair(messages, "What should it return?", "Which rounding?", 0.2, 0.1),
+        TurnPair(messages, "Is the list sorted?", "Any threshold?", 0.3, 0.0),
+        TurnPair(messages, "I WANT TO ANSWER: def f(x): return x", "Hello?", 0.5, 0.1),
+        TurnPair(messages, "Which currency?", "Why?", 0.4, 0.2),
+    ]
+    settings = {**SMALL, "batch_size": 1, "num_epochs": 2, "save_steps": 2}  # 8 steps
+    clean = fresh_policy()
+    SweetRL(clean, **settings).fit_policy(pairs)
+
+    kept_nothing = tmp_path / "on-its-own"
+    SweetRL(fresh_policy(), output_dir=kept_nothing, **settings).fit_policy(pairs)
+    assert not kept_nothing.exists()  # without resume, a step on its own writes nothing
+
+    run = tmp_path / "run"
+    crashed = SweetRL(fresh_policy(), output_dir=run, callbacks=[RaiseAfter(5)], **settings)
+    with pytest.raises(KeyboardInterrupt):
+        crashed.fit_policy(pairs, resume=True)
+    assert (run / "stages" / "policy" / "checkpoint-4").is_dir()
+    assert (run / "stages" / "policy_pairs.json").exists()  # the reference log-probs, once
+
+    resumed = fresh_policy()  # a new process starts from the initial weights
+    algo = SweetRL(resumed, output_dir=run, **settings)
+    metrics = algo.fit_policy(pairs, resume=True)
+    assert math.isfinite(metrics["train/loss"])
+    losses = [key for _, key, _ in algo.history].count("train/loss")
+    assert losses == 4  # from checkpoint 4: steps 5-8
+    for key, value in weights(clean).items():
+        torch.testing.assert_close(resumed.model.state_dict()[key], value, rtol=0, atol=1e-6)
+    with pytest.raises(ValueError, match="other data or settings"):
+        SweetRL(fresh_policy(), output_dir=run, **settings).fit_policy(pairs[:3], resume=True)

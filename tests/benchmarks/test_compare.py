@@ -1,7 +1,9 @@
 import json
 import re
+import shutil
 
 import pytest
+import torch
 from PIL import Image
 
 from agents.loading import is_local_path
@@ -170,6 +172,27 @@ def test_compare_smoke_end_to_end_over_seeds_and_resume(tmp_path, capsys):
         assert env["pairs"]["trained"] == kept and env["pairs"]["swapped"] <= kept
     else:
         assert env["status"] == "skipped" and "no turn pair" in env["reason"]
+
+    # A control keeps the pairs it trains on and its run (checkpoints, TensorBoard): one
+    # stopped before its fit.json goes on from its run, on the same pairs, not from scratch.
+    for name in ("sweet-rl-random", "sweet-rl-nll"):
+        control = out / "methods" / name
+        kept = json.loads((control / "turn_pairs.json").read_text())
+        assert len(kept) == methods[name]["fit"]["pairs"]["trained"], name
+        assert list((control / "run" / "tensorboard").rglob("events.out.tfevents*")), name
+    from safetensors.torch import load_file
+
+    coin_dir = out / "methods" / "sweet-rl-random"
+    weights_file = coin_dir / "model" / "policy" / "model.safetensors"
+    trained = load_file(weights_file)
+    (coin_dir / "fit.json").unlink()
+    shutil.rmtree(coin_dir / "model")
+    assert main([*command, "--no-progress"]) == 0
+    again = json.loads((coin_dir / "fit.json").read_text())
+    assert again["metrics"] == coin["metrics"] and again["pairs"] == coin["pairs"]
+    assert coin["history"] and not again["history"]  # restored from its run, not trained again
+    restored = load_file(weights_file)
+    assert all(torch.equal(restored[key], value) for key, value in trained.items())
 
 
 @pytest.mark.slow
