@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.analyses.run_folder import training_run
-from benchmarks.harness.controls import SOURCE, TURN_PAIRS
+from benchmarks.harness.controls import SOURCE, TURN_PAIRS, read_turn_pairs
 from benchmarks.harness.experiment_config import apply_override, method_settings
 from benchmarks.harness.pair_signal import env_similarity, judge_turn_pairs
 from benchmarks.harness.policies import base_policy
@@ -64,7 +64,7 @@ def probe(run: Path, overrides: Sequence[str] = (), *, untrained: bool = False) 
 
     """
     from algorithms import SweetRL
-    from algorithms.pairs import TurnPair, split_pairs
+    from algorithms.pairs import split_pairs
 
     pairs_path = run / "methods" / SOURCE / TURN_PAIRS
     started = time.perf_counter()
@@ -87,7 +87,7 @@ def probe(run: Path, overrides: Sequence[str] = (), *, untrained: bool = False) 
         metrics = critic.fit_critic(train)
         if held_out:
             metrics["critic/heldout_pair_accuracy"] = critic.critic_accuracy(held_out)
-    pairs = [TurnPair(**row) for row in json.loads(pairs_path.read_text())]
+    pairs = read_turn_pairs(pairs_path)
     references = {t.task_id: t.reference for t in buffer}
     counts = dict.fromkeys(COUNTS, 0)
     verdicts = judge_turn_pairs(pairs, buffer, similarity=env_similarity(config))

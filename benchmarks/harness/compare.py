@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import sweetrl_gym  # noqa: F401 - registers the environments
-from benchmarks.harness.controls import TURN_PAIRS, fit_control, is_control
+from benchmarks.harness.controls import TURN_PAIRS, fit_control, is_control, write_turn_pairs
 from benchmarks.harness.critic_example import critic_example
 from benchmarks.harness.folder_lock import folder_lock
 from benchmarks.harness.pair_signal import env_similarity, turn_pair_signal
@@ -192,7 +192,6 @@ def fit_method(
     """
     from agents.loading import resolve_model_source
     from algorithms import Algorithm, NothingToFit
-    from algorithms.batches import to_json
     from benchmarks.harness.experiment_config import method_settings
 
     state = process_state()
@@ -236,8 +235,7 @@ def fit_method(
         directory.mkdir(parents=True, exist_ok=True)
         if name == "sweet-rl" and record["status"] == "trained":
             # What the policy step trained on: the controls (harness.controls) re-rank it.
-            text = json.dumps(to_json(algorithm.policy_pairs)) + "\n"
-            write_atomically(directory / TURN_PAIRS, lambda path: path.write_text(text, "utf-8"))
+            write_turn_pairs(directory / TURN_PAIRS, algorithm.policy_pairs)
         record_path.write_text(json.dumps(record, indent=2, default=float) + "\n")
     state.wait_for_everyone()
     del algorithm

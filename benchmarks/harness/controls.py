@@ -36,7 +36,16 @@ from sweetrl_gym.processes import process_state
 from sweetrl_gym.similarity import Similarity
 from sweetrl_gym.trajectory import TrajectoryBuffer
 
-__all__ = ["CONTROLS", "SOURCE", "TURN_PAIRS", "control_pairs", "fit_control", "is_control"]
+__all__ = [
+    "CONTROLS",
+    "SOURCE",
+    "TURN_PAIRS",
+    "control_pairs",
+    "fit_control",
+    "is_control",
+    "read_turn_pairs",
+    "write_turn_pairs",
+]
 
 SOURCE = "sweet-rl"
 """The method whose turn pairs the controls re-rank (and whose settings they train with)."""
@@ -47,6 +56,22 @@ comparison writes them, the controls re-rank them."""
 
 CONTROLS = ("sweet-rl-random", "sweet-rl-env", "sweet-rl-nll")
 """The controls a comparison can run (after SWEET-RL, in ``methods.run``)."""
+
+
+def write_turn_pairs(path: Path, pairs: Sequence[Any]) -> None:
+    """Write turn pairs (``algorithms.pairs.TurnPair``) to a :data:`TURN_PAIRS` file, atomically."""
+    from algorithms.batches import to_json
+
+    text = json.dumps(to_json(pairs)) + "\n"
+    write_atomically(path, lambda file: file.write_text(text, "utf-8"))
+
+
+def read_turn_pairs(path: Path) -> list[Any]:
+    """Read the turn pairs of a :data:`TURN_PAIRS` file (see :func:`write_turn_pairs`)."""
+    from algorithms.batches import from_json
+    from algorithms.pairs import TurnPair
+
+    return from_json(TurnPair, json.loads(path.read_text()))
 
 
 def is_control(name: str) -> bool:
@@ -112,8 +137,6 @@ def fit_control(
 
     """
     from algorithms import SweetRL
-    from algorithms.batches import from_json
-    from algorithms.pairs import TurnPair
 
     directory = out / "methods" / name
     record_path = directory / "fit.json"
@@ -121,7 +144,7 @@ def fit_control(
         return json.loads(record_path.read_text())
     record = _skip_reason(name, out)
     if record is None:
-        pairs = from_json(TurnPair, json.loads((out / "methods" / SOURCE / TURN_PAIRS).read_text()))
+        pairs = read_turn_pairs(out / "methods" / SOURCE / TURN_PAIRS)
         ranked = _ranked_pairs(name, pairs, buffer, config, directory)
         original = {(p.chosen, p.rejected) for p in pairs}
         swapped = sum((p.chosen, p.rejected) not in original for p in ranked)  # turned round
@@ -167,24 +190,21 @@ def _ranked_pairs(
     its policy step resumes only on the same pairs. Every process takes the main
     process's ranking, for the same reason.
     """
-    from algorithms.batches import from_json, to_json
     from algorithms.distributed import from_main_process
-    from algorithms.pairs import TurnPair
 
     state = process_state()
     path = directory / TURN_PAIRS
     kept = from_main_process(
-        json.loads(path.read_text()) if state.is_main_process and path.exists() else None
+        read_turn_pairs(path) if state.is_main_process and path.exists() else None
     )
     if kept is not None:
-        return from_json(TurnPair, kept)
+        return kept
     similarity = env_similarity(config) if name == "sweet-rl-env" else None
     ranked = control_pairs(name, pairs, buffer, seed=config["seed"], similarity=similarity)
     ranked = from_main_process(ranked)
     if state.is_main_process and ranked:
         directory.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(to_json(ranked)) + "\n"
-        write_atomically(path, lambda file: file.write_text(text, "utf-8"))
+        write_turn_pairs(path, ranked)
     return ranked
 
 
