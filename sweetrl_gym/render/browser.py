@@ -75,6 +75,8 @@ _CHROMIUM_ARGS = (
 # disk is used only where /dev/shm is too small for tall pages (Docker's default: 64 MB).
 _DISK_SHARED_MEMORY = "--disable-dev-shm-usage"
 _MIN_DEV_SHM_BYTES = 512 * 1024**2
+_REFUSED_CAPTURE = "Unable to capture screenshot"
+_CAPTURE_RETRY_S = 0.2
 
 
 def _shared_memory_on_disk(dev_shm: str = "/dev/shm") -> bool:
@@ -509,15 +511,22 @@ class Renderer:
         session = self._sessions.get(page)
         if session is None:
             session = self._sessions[page] = await page.context.new_cdp_session(page)
-        shot = await session.send(
-            "Page.captureScreenshot",
-            {
-                "format": "png",
-                "clip": {"x": 0, "y": 0, "width": self.width, "height": height, "scale": 1},
-                "captureBeyondViewport": True,
-                "optimizeForSpeed": True,
-            },
-        )
+        request = {
+            "format": "png",
+            "clip": {"x": 0, "y": 0, "width": self.width, "height": height, "scale": 1},
+            "captureBeyondViewport": True,
+            "optimizeForSpeed": True,
+        }
+        try:
+            shot = await session.send("Page.captureScreenshot", request)
+        except Exception as exc:
+            # On a busy CPU Chromium now and then refuses a capture of a loaded page
+            # ("Unable to capture screenshot"); asked again, it gives it.
+            if _REFUSED_CAPTURE not in str(exc):
+                raise
+            logger.warning("Chromium refused a page capture; asking again")
+            await asyncio.sleep(_CAPTURE_RETRY_S)
+            shot = await session.send("Page.captureScreenshot", request)
         return base64.b64decode(shot["data"])
 
     async def _discard(self, page: Any) -> None:
