@@ -223,6 +223,8 @@ class Algorithm(ABC):
             trackers=self.config.report_to,
             config={"algorithm": self.name, **self.config.to_dict()},
         )
+        if logger.enabled:  # a resumed run's history starts with what earlier launches logged
+            logger.restore(run.history())
         trainer = Trainer(self.config, run, logger, self.callbacks, self, self.policy.model)
         if self.config.lora_rank and trainer.accelerator.distributed_type.value == "FSDP":
             logger.close()

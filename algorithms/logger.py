@@ -73,6 +73,7 @@ class MetricsLogger:
         config: Mapping[str, Any] | None = None,
     ):
         self.history: list[tuple[int, str, float]] = []
+        self._positions: dict[tuple[int, str], int] = {}
         self.enabled = enabled
         self._trackers: list[Any] = []
         if enabled:
@@ -87,10 +88,25 @@ class MetricsLogger:
             if "/" not in key:
                 raise ValueError(f"metric {key!r} needs a namespace, e.g. 'train/{key}'")
             value = float(value)
-            self.history.append((step, key, value))
+            self._record(step, key, value)
             values[key] = value if math.isfinite(value) else float("nan")
         for tracker in self._trackers:
             tracker.log(values, step=step)
+
+    def restore(self, history: Sequence[tuple[int, str, float]]) -> None:
+        """Put metrics logged by earlier launches of a resumed run before this one's."""
+        for step, key, value in history:
+            self._record(step, key, value)
+
+    def _record(self, step: int, key: str, value: float) -> None:
+        # One value per step and key: a resumed run that computes a metric again (the
+        # critic's accuracies after its stage) replaces the earlier launch's, not repeats it.
+        where = self._positions.get((step, key))
+        if where is None:
+            self._positions[(step, key)] = len(self.history)
+            self.history.append((step, key, value))
+        else:
+            self.history[where] = (step, key, value)
 
     def latest(self, prefix: str = "") -> dict[str, float]:
         """Return the last value of every key starting with ``prefix``."""

@@ -3,6 +3,7 @@
 Layout under ``output_dir``::
 
     progress.json            algorithm, data fingerprint, per-stage status and checkpoint
+    history.json             every metric logged up to the last checkpoint or finished stage
     tensorboard/             TensorBoard events
     stages/<stage>/model/    the final weights of a finished training stage
     stages/<stage>/checkpoint-<step>/   the latest mid-stage checkpoint (accelerate state)
@@ -151,6 +152,30 @@ class RunDirectory:
     def stage_metrics(self, stage: str) -> dict[str, float]:
         """Return the final metrics recorded for ``stage``."""
         return dict(self._stage(stage).get("metrics", {}))
+
+    def save_history(self, history: Sequence[tuple[int, str, float]]) -> None:
+        """Keep the metrics logged so far; call it before recording a checkpoint or a stage."""
+        if self.root is not None and self.is_main:
+            _write_json(self.root / "history.json", [list(row) for row in history])
+
+    def history(self) -> list[tuple[int, str, float]]:
+        """Return the ``(step, key, value)`` metrics earlier launches of this run logged.
+
+        Only those up to the run's last checkpoint or finished stage: what came after was
+        lost with its launch and is trained (and logged) again.
+        """
+        if self.root is None:
+            return []
+        try:
+            rows = json.loads((self.root / "history.json").read_text())
+        except (OSError, ValueError):
+            return []
+        stages = self.progress["stages"].values()
+        last = max(
+            [int(self.progress.get("global_step", 0))]
+            + [int(r.get("global_step", 0)) for r in stages if r.get("checkpoint")]
+        )
+        return [(int(step), str(key), float(value)) for step, key, value in rows if step <= last]
 
     def mark_done(self, stage: str, metrics: dict[str, float]) -> None:
         """Record that ``stage`` finished, with its metrics; drop its checkpoints."""

@@ -541,6 +541,7 @@ class Trainer:
                     stage.save(trained, state, directory / "model")
                 accelerator.wait_for_everyone()
             self.run.progress["global_step"] = self.global_step
+            self.run.save_history(self.logger.history)
             self.run.mark_done(stage.name, metrics)
         trained.eval()
         accelerator.free_memory()
@@ -589,4 +590,5 @@ class Trainer:
             return
         self.accelerator.save_state(str(path))
         self.accelerator.wait_for_everyone()
+        self.run.save_history(self.logger.history)
         self.run.record_checkpoint(stage.name, path, step, self.global_step)

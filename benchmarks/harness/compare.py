@@ -321,7 +321,7 @@ def _run_comparison(config: Mapping[str, Any], out: Path, progress: bool) -> dic
     from benchmarks.harness.report import write_report
 
     state = process_state()
-    _claim(out, config)
+    resumed = _claim(out, config)
     progress = progress and state.is_main_process
     say = print if progress else (lambda *_: None)
     started = time.perf_counter()
@@ -436,6 +436,7 @@ def _run_comparison(config: Mapping[str, Any], out: Path, progress: bool) -> dic
         "methods": methods,
         "critic_example": example,
         "seconds": round(time.perf_counter() - started, 1),
+        "resumed": resumed,
         "stage_seconds": read_stage_times(out),
         "processes": state.num_processes,
     }
@@ -540,7 +541,7 @@ def _versus_base(
     }
 
 
-def _claim(out: Path, config: Mapping[str, Any]) -> None:
+def _claim(out: Path, config: Mapping[str, Any]) -> bool:
     """Record the config of a run folder; refuse to resume a run of another config.
 
     A config that only adds methods to ``methods.run`` resumes the run: what is done
@@ -549,6 +550,10 @@ def _claim(out: Path, config: Mapping[str, Any]) -> None:
     takes, not what it computes). A folder written before a setting existed resumes too
     when the setting is at its default (:func:`_with_new_defaults`). Every process checks
     before the main process writes, so all refuse or none does.
+
+    Returns:
+        Whether an earlier launch had claimed the folder (this one resumes its run).
+
     """
     state = process_state()
     path = out / "config.json"
@@ -567,6 +572,7 @@ def _claim(out: Path, config: Mapping[str, Any]) -> None:
         if written != current:
             write_atomically(path, lambda target: target.write_text(text, "utf-8"))
     state.wait_for_everyone()
+    return written is not None
 
 
 def _with_new_defaults(stored: dict[str, Any]) -> dict[str, Any]:

@@ -647,7 +647,13 @@ def _setup(results: Mapping[str, Any]) -> str:
         else:
             sentences.append("Seeds: " + ", ".join(f"{k} {v}" for k, v in seeds.items()) + ".")
     seconds = _number(results.get("seconds"))
-    if seconds is not None:
+    if seconds is not None and results.get("resumed"):
+        # Earlier launches' time is in no clock of this one: only their stages' times are kept.
+        sentences.append(
+            f"This launch took {_duration(seconds)}; it resumed a run that earlier launches "
+            "began, whose total time is not recorded."
+        )
+    elif seconds is not None:
         sentences.append(f"Total time {_duration(seconds)}.")
     stages = _stage_times(results.get("stage_seconds"))
     if stages:

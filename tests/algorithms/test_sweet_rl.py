@@ -234,7 +234,8 @@ def test_ablations_change_what_the_critic_is(shared_buffer):
 def test_resume_in_the_policy_stage_reuses_critic_and_candidates(shared_buffer, tmp_path):
     settings = {**SMALL, "save_steps": 1}
     clean = fresh_policy()
-    clean_metrics = SweetRL(clean, **settings).fit(shared_buffer)
+    uninterrupted = SweetRL(clean, **settings)
+    clean_metrics = uninterrupted.fit(shared_buffer)
 
     interrupted = fresh_policy()
     critic_steps = math.ceil(6 / SMALL["critic_batch_size"]) * SMALL["critic_epochs"]
@@ -245,7 +246,13 @@ def test_resume_in_the_policy_stage_reuses_critic_and_candidates(shared_buffer, 
     assert algo.stopped and (tmp_path / "stages" / "candidate_pairs.json").exists()
 
     resumed = fresh_policy()
-    metrics = SweetRL(resumed, output_dir=tmp_path, **settings).fit(shared_buffer, resume=True)
+    again = SweetRL(resumed, output_dir=tmp_path, **settings)
+    metrics = again.fit(shared_buffer, resume=True)
+    # The history is the whole run's, as one launch logs it: the critic's steps and its
+    # accuracies (computed again after the resume) once each, then every policy step.
+    assert [(step, key) for step, key, _ in again.history] == [
+        (step, key) for step, key, _ in uninterrupted.history
+    ]
     assert metrics["critic/heldout_pair_accuracy"] == clean_metrics["critic/heldout_pair_accuracy"]
     assert metrics["train/num_pairs"] == clean_metrics["train/num_pairs"]
     for key, value in weights(clean).items():
@@ -814,8 +821,9 @@ def test_fit_policy_on_its_own_resumes_after_a_crash_only_when_asked(tmp_path):
     algo = SweetRL(resumed, output_dir=run, **settings)
     metrics = algo.fit_policy(pairs, resume=True)
     assert math.isfinite(metrics["train/loss"])
-    losses = [key for _, key, _ in algo.history].count("train/loss")
-    assert losses == 4  # from checkpoint 4: steps 5-8
+    # Steps 1-4 as the crashed launch logged them (to its checkpoint), 5-8 from this one.
+    losses = [step for step, key, _ in algo.history if key == "train/loss"]
+    assert losses == list(range(1, 9))
     for key, value in weights(clean).items():
         torch.testing.assert_close(resumed.model.state_dict()[key], value, rtol=0, atol=1e-6)
     with pytest.raises(ValueError, match="other data or settings"):

@@ -259,6 +259,10 @@ def test_resume_after_a_crash_equals_an_uninterrupted_run(shared_buffer, tmp_pat
     algo.fit(shared_buffer, resume=True)
     for key, value in weights(clean).items():
         torch.testing.assert_close(resumed.model.state_dict()[key], value, rtol=0, atol=1e-6)
+    # Its history is one run's: steps 1-4 kept from the crashed launch (step 5 was lost
+    # with it and trained again), 5-8 from this one, each once.
+    losses = [step for step, key, _ in algo.history if key == "train/loss"]
+    assert losses == list(range(1, 9))
     assert not (
         tmp_path / "stages" / "policy" / "checkpoint-4"
     ).exists()  # a finished stage drops them
@@ -317,7 +321,8 @@ def test_a_callback_stops_training_and_resume_finishes_it(shared_buffer, tmp_pat
     algo.fit(shared_buffer, resume=True)
     assert not algo.stopped
     assert any(not torch.equal(partial[k], v) for k, v in stopped_policy.model.state_dict().items())
-    assert [key for _, key, _ in algo.history].count("train/loss") == 2  # the other 2 of 4
+    # The history is the whole run's: the first launch's 2 steps, then the other 2 of 4.
+    assert [step for step, key, _ in algo.history if key == "train/loss"] == [1, 2, 3, 4]
 
 
 def test_evaluate_callback_logs_eval_metrics(shared_buffer, tiny_policy):

@@ -90,6 +90,7 @@ def test_compare_smoke_end_to_end_over_seeds_and_resume(tmp_path, capsys):
     assert "Time in collecting the warm start's demonstrations" in table
     assert ", training episodes " in table and ", oracle demonstrations " in table
     assert "; evaluating `warm-start` " in table and ", `sweet-rl-random` " in table
+    assert results["resumed"] is False and "Total time " in table
     printed = capsys.readouterr().out
     assert "pooled.md" in printed and "- SWEET-RL vs Warm start (BC):" in printed
 
@@ -118,6 +119,10 @@ def test_compare_smoke_end_to_end_over_seeds_and_resume(tmp_path, capsys):
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
     assert json.loads((out / "results.json").read_text())["methods"] == methods
     assert json.loads((out / "stage_times.json").read_text()) == stages  # left as it was
+    # Its own few seconds are not called the run's total time.
+    assert json.loads((out / "results.json").read_text())["resumed"] is True
+    relaunched = (out / "results.md").read_text()
+    assert "Total time" not in relaunched and "it resumed a run that earlier launches" in relaunched
     # One seed of it alone is the same run: resumed, not redone.
     single = ["compare", "--config", "smoke", "--seed", "1", "--out", str(whole / "seed-1")]
     assert main([*single, "--no-progress"]) == 0
