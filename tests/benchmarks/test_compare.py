@@ -190,12 +190,15 @@ def test_compare_smoke_end_to_end_over_seeds_and_resume(tmp_path, capsys):
     coin_dir = out / "methods" / "sweet-rl-random"
     weights_file = coin_dir / "model" / "policy" / "model.safetensors"
     trained = load_file(weights_file)
+    stages = {p: p.stat().st_mtime_ns for p in (coin_dir / "run" / "stages").rglob("*")}
     (coin_dir / "fit.json").unlink()
     shutil.rmtree(coin_dir / "model")
     assert main([*command, "--no-progress"]) == 0
     again = json.loads((coin_dir / "fit.json").read_text())
     assert again["metrics"] == coin["metrics"] and again["pairs"] == coin["pairs"]
-    assert coin["history"] and not again["history"]  # restored from its run, not trained again
+    assert coin["history"] and again["history"] == coin["history"]  # kept in its run
+    # Restored from its run, not trained again: the stage's weights were only read.
+    assert stages and {p: p.stat().st_mtime_ns for p in stages} == stages
     restored = load_file(weights_file)
     assert all(torch.equal(restored[key], value) for key, value in trained.items())
 
