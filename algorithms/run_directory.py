@@ -153,8 +153,9 @@ class RunDirectory:
         """Return the final metrics recorded for ``stage``."""
         return dict(self._stage(stage).get("metrics", {}))
 
-    def save_history(self, history: Sequence[tuple[int, str, float]]) -> None:
-        """Keep the metrics logged so far; call it before recording a checkpoint or a stage."""
+    def _save_history(self, history: Sequence[tuple[int, str, float]]) -> None:
+        # Written before the progress record that it goes with: a crash between the two
+        # leaves steps past that record, which history() leaves out.
         if self.root is not None and self.is_main:
             _write_json(self.root / "history.json", [list(row) for row in history])
 
@@ -177,8 +178,18 @@ class RunDirectory:
         )
         return [(int(step), str(key), float(value)) for step, key, value in rows if step <= last]
 
-    def mark_done(self, stage: str, metrics: dict[str, float]) -> None:
-        """Record that ``stage`` finished, with its metrics; drop its checkpoints."""
+    def mark_done(
+        self,
+        stage: str,
+        metrics: dict[str, float],
+        *,
+        history: Sequence[tuple[int, str, float]],
+    ) -> None:
+        """Record that ``stage`` finished, with its metrics; drop its checkpoints.
+
+        ``history``: every ``(step, key, value)`` metric logged so far, kept for a resume.
+        """
+        self._save_history(history)
         record = self._stage(stage)
         old = record.pop("checkpoint", None)
         record.update(done=True, metrics=dict(metrics))
@@ -198,8 +209,20 @@ class RunDirectory:
         directory = self.stage_dir(stage)
         return None if directory is None else directory / f"checkpoint-{step}"
 
-    def record_checkpoint(self, stage: str, path: Path, step: int, global_step: int) -> None:
-        """Point the record at a fully written checkpoint and delete the previous one."""
+    def record_checkpoint(
+        self,
+        stage: str,
+        path: Path,
+        step: int,
+        global_step: int,
+        *,
+        history: Sequence[tuple[int, str, float]],
+    ) -> None:
+        """Point the record at a fully written checkpoint and delete the previous one.
+
+        ``history``: every ``(step, key, value)`` metric logged so far, kept for a resume.
+        """
+        self._save_history(history)
         record = self._stage(stage)
         old = record.get("checkpoint")
         record.update(

@@ -541,8 +541,7 @@ class Trainer:
                     stage.save(trained, state, directory / "model")
                 accelerator.wait_for_everyone()
             self.run.progress["global_step"] = self.global_step
-            self.run.save_history(self.logger.history)
-            self.run.mark_done(stage.name, metrics)
+            self.run.mark_done(stage.name, metrics, history=self.logger.history)
         trained.eval()
         accelerator.free_memory()
 
@@ -590,5 +589,6 @@ class Trainer:
             return
         self.accelerator.save_state(str(path))
         self.accelerator.wait_for_everyone()
-        self.run.save_history(self.logger.history)
-        self.run.record_checkpoint(stage.name, path, step, self.global_step)
+        self.run.record_checkpoint(
+            stage.name, path, step, self.global_step, history=self.logger.history
+        )
