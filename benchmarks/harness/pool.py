@@ -47,18 +47,20 @@ def pool_runs(run_dirs: Sequence[str | Path], *, seed: int = 0) -> dict[str, Any
         seed: Seed of the bootstrap (one run only).
 
     Returns:
-        ``{"runs", "seeds", "base", "metric", "methods", "turn_pair_signal"}``; ``metric``
+        ``{"runs", "seeds", "base", "metric", "methods", "left_out",
+        "turn_pair_signal"}``; ``metric``
         is what the methods are judged on: ``similarity`` on Frontend runs, else
         ``success_rate``. Per method: that metric per run (``<metric>``) and their mean
         (``mean_<metric>``), ``control`` (a diagnostic of SWEET-RL),
         ``versus_base`` per run (from each run's report), ``pooled`` (against the base,
         :func:`agents.pooled_paired_difference` over every run) and ``versus_sweet_rl``
-        (the same against SWEET-RL, when it was evaluated). ``turn_pair_signal``: per run,
+        (the same against SWEET-RL, when it was evaluated). ``left_out``: the methods some
+        runs evaluated and others did not (not pooled). ``turn_pair_signal``: per run,
         SWEET-RL's turn pairs judged by the environment (``None`` where not measured).
 
     Raises:
         ValueError: If fewer than two runs are given, a run is unfinished, or the runs'
-            configs differ in anything but ``seed``.
+            configs differ in anything but ``seed`` and the methods they ran.
 
     """
     from agents import pooled_paired_difference
@@ -75,6 +77,7 @@ def pool_runs(run_dirs: Sequence[str | Path], *, seed: int = 0) -> dict[str, Any
     metric = "similarity" if is_frontend(results[0]) else "success_rate"
     evaluated = [[m for m, v in r["methods"].items() if v.get("eval")] for r in results]
     names = [m for m in evaluated[0] if all(m in names for names in evaluated[1:])]
+    left_out = sorted({m for names_run in evaluated for m in names_run} - set(names))
 
     def versus(name: str, other: str) -> dict[str, float]:
         pairs = [(_episodes(d, name), _episodes(d, other)) for d in dirs]
@@ -103,6 +106,7 @@ def pool_runs(run_dirs: Sequence[str | Path], *, seed: int = 0) -> dict[str, Any
         "base": base,
         "metric": metric,
         "methods": methods,
+        "left_out": left_out,
         "turn_pair_signal": signal,
     }
 
@@ -146,6 +150,14 @@ def render_pooled(pooled: Mapping[str, Any]) -> str:
         if frontend:
             row += f" {_win_rate(entry.get('pooled'))} |"
         lines.append(row)
+    left_out = pooled.get("left_out") or []
+    if left_out:
+        lines += [
+            "",
+            "Not evaluated in every run, so not pooled: "
+            + ", ".join(LABELS.get(name, name) for name in left_out)
+            + ".",
+        ]
     lines += ["", "Verdicts (pooled; a real difference only when the interval excludes 0):", ""]
     for name, entry in pooled["methods"].items():
         for key, other in (("pooled", base_label), ("versus_sweet_rl", "SWEET-RL")):
@@ -234,9 +246,11 @@ def _episodes(directory: Path, method: str) -> TrajectoryBuffer:
 def _check_same_config(dirs: Sequence[Path], results: Sequence[Mapping[str, Any]]) -> None:
     """Refuse runs whose configs differ in anything but the seed and run-only settings.
 
-    Run-only settings (``TrainingConfig.RUN_ONLY_SETTINGS``: e.g. gradient checkpointing,
-    which a seed killed for memory resumes with) change how a fit runs, not what it
-    computes, as when a comparison resumes.
+    Which methods a run ran (``methods.run``) may differ too: a seed added later with
+    fewer methods pools on the methods every run evaluated. Run-only settings
+    (``TrainingConfig.RUN_ONLY_SETTINGS``: e.g. gradient checkpointing, which a seed
+    killed for memory resumes with) change how a fit runs, not what it computes, as when
+    a comparison resumes.
     """
     first = _computed_config(results[0]["config"])
     for directory, result in zip(dirs[1:], results[1:]):
@@ -250,10 +264,12 @@ def _check_same_config(dirs: Sequence[Path], results: Sequence[Mapping[str, Any]
 
 
 def _computed_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """Return ``config`` without its seed and its training's run-only settings."""
+    """Return ``config`` without its seed, the methods it ran and run-only settings."""
     from algorithms import TrainingConfig
 
     kept = {key: value for key, value in config.items() if key != "seed"}
+    if isinstance(kept.get("methods"), Mapping):  # which ran, not how each is computed
+        kept["methods"] = {key: value for key, value in kept["methods"].items() if key != "run"}
     if isinstance(kept.get("training"), Mapping):
         kept["training"] = {
             key: value

@@ -155,6 +155,19 @@ def test_compare_smoke_end_to_end_over_seeds_and_resume(tmp_path, capsys):
     capsys.readouterr()
     assert main(pool) != 0
     assert "differs in training.learning_rate)" in capsys.readouterr().err
+    # A seed run with fewer methods pools on the methods every seed evaluated.
+    stored = json.loads(original)
+    stored["config"]["methods"]["run"].remove("rft")
+    del stored["methods"]["rft"]
+    stored_path.write_text(json.dumps(stored))
+    assert main([*pool, "--out", str(tmp_path / "fewer")]) == 0
+    fewer = json.loads((tmp_path / "fewer" / "pooled.json").read_text())
+    assert fewer["left_out"] == ["rft"] and "rft" not in fewer["methods"]
+    assert set(fewer["methods"]) == set(methods) - {"rft"}
+    assert (
+        "Not evaluated in every run, so not pooled: RFT."
+        in (tmp_path / "fewer" / "pooled.md").read_text()
+    )
     stored_path.write_text(original)
 
     # The controls: SWEET-RL's policy step on its own turn pairs, re-ranked.
