@@ -24,7 +24,14 @@ from algorithms.callbacks import Callback
 from algorithms.config import TrainingConfig
 from algorithms.distributed import full_state_dict, map_sharded
 from algorithms.logger import MetricsLogger
-from algorithms.logprobs import TokenizedTurns, encode_dialogues, encode_turns, turn_logprobs
+from algorithms.logprobs import (
+    TokenizedTurns,
+    branch_rows_supported,
+    encode_dialogues,
+    encode_turn_pairs,
+    encode_turns,
+    turn_logprobs,
+)
 from algorithms.lora import (
     POLICY_ADAPTER,
     adapter_active,
@@ -342,6 +349,21 @@ class Algorithm(ABC):
         """Tokenize (prompt, action) pairs, one row each, with ``max_length`` from the config."""
         return encode_turns(
             tokenizer or self.policy.tokenizer, prompts, actions, max_length=self.config.max_length
+        )
+
+    def encode_pairs(
+        self, prompts: Sequence[str], first: Sequence[str], second: Sequence[str]
+    ) -> TokenizedTurns:
+        """Tokenize two actions per prompt for the policy: turns ``k`` and ``n + k``.
+
+        The prompt is read once per pair (:func:`algorithms.logprobs.encode_turn_pairs`)
+        where the policy's attention takes a block mask, else each action is a plain row;
+        either way turn ``k`` is ``first[k]`` and turn ``n + k`` is ``second[k]``.
+        """
+        if not branch_rows_supported(self.policy.model):
+            return self.encode([*prompts, *prompts], [*first, *second])
+        return encode_turn_pairs(
+            self.policy.tokenizer, prompts, first, second, max_length=self.config.max_length
         )
 
     def encode_dialogues(

@@ -136,10 +136,11 @@ class DialogueBatch:
 
 @dataclass
 class TurnPairBatch:
-    """Turn pairs tokenized: rows ``[0, n)`` are the chosen actions, ``[n, 2n)`` the rejected.
+    """Turn pairs tokenized: turns ``[0, n)`` are the chosen actions, ``[n, 2n)`` the rejected.
 
     Attributes:
-        turns: One row per (prompt, action).
+        turns: A row per pair (the prompt once, the two actions as branches), or a row
+            per (prompt, action).
         reference_chosen: ``(n,)`` frozen summed log-probs of the chosen actions.
         reference_rejected: ``(n,)`` the same for the rejected actions.
         chosen_answers: ``(n,)`` bool, whether each chosen action answers (``I WANT TO
@@ -296,15 +297,18 @@ def collate_dialogue_pairs(
 
 
 def collate_turn_pairs(
-    encode: Callable[[Sequence[str], Sequence[str]], TokenizedTurns],
+    encode_pairs: Callable[[Sequence[str], Sequence[str], Sequence[str]], TokenizedTurns],
 ) -> Callable[[Sequence[TurnPairItem]], TurnPairBatch]:
-    """Return a collate step for turn pairs, tokenized with ``encode(prompts, actions)``."""
+    """Return a collate step for turn pairs, tokenized with ``encode_pairs``.
+
+    ``encode_pairs(prompts, chosen, rejected)`` is e.g. :meth:`algorithms.Algorithm.encode_pairs`.
+    """
 
     def collate(pairs: Sequence[TurnPairItem]) -> TurnPairBatch:
-        prompts = [p.prompt for p in pairs]
-        actions = [p.chosen for p in pairs] + [p.rejected for p in pairs]
         return TurnPairBatch(
-            turns=encode(prompts * 2, actions),
+            turns=encode_pairs(
+                [p.prompt for p in pairs], [p.chosen for p in pairs], [p.rejected for p in pairs]
+            ),
             reference_chosen=torch.tensor([p.reference_chosen for p in pairs]),
             reference_rejected=torch.tensor([p.reference_rejected for p in pairs]),
             chosen_answers=torch.tensor([parse_action(p.chosen).is_answer for p in pairs]),

@@ -19,6 +19,12 @@ Two encodings feed the same scoring functions:
   instead of ``T`` growing prefixes. Dialogues that cannot be packed exactly fall back
   to one row per turn.
 
+* :func:`encode_turn_pairs`: one row per pair of actions answering one prompt (a
+  preference pair), the prompt read once: each action attends to the shared prompt and
+  to itself, not to the other (a block attention mask and per-branch positions), so the
+  pair costs its prompt once instead of twice. Models whose attention takes no such
+  mask are given two plain rows (:func:`branch_rows_supported`).
+
 Either way :class:`TokenizedTurns` records which turn each counted token belongs to, and
 :func:`turn_logprobs` returns one value per turn.
 
@@ -46,7 +52,9 @@ __all__ = [
     "HEAD_CHUNK_SIZE",
     "TokenizedTurns",
     "TurnLogProbs",
+    "branch_rows_supported",
     "encode_dialogues",
+    "encode_turn_pairs",
     "encode_turns",
     "shared_prefix_length",
     "shared_prefix_turn_logprobs",
@@ -76,6 +84,12 @@ class TokenizedTurns:
         turn_index: ``(rows, length)`` long: the turn each counted token belongs to, as
             an index into the flat list of turns that was encoded; -1 elsewhere.
         num_turns: How many turns were encoded (the length of per-turn results).
+        branch: ``(rows, length)`` long, rows of :func:`encode_turn_pairs` only: 0 on
+            the tokens every branch of the row reads (the shared prompt), ``k >= 1`` on
+            branch ``k``'s own tokens, -1 on padding. A token attends to earlier tokens
+            of branch 0 and of its own branch. ``None``: plain causal rows.
+        position_ids: ``(rows, length)`` long, with ``branch``: each branch's positions
+            continue from the end of the shared prompt, as in a row of its own.
 
     """
 
@@ -84,6 +98,8 @@ class TokenizedTurns:
     action_mask: torch.Tensor
     turn_index: torch.Tensor
     num_turns: int
+    branch: torch.Tensor | None = None
+    position_ids: torch.Tensor | None = None
 
     def __len__(self) -> int:
         """Return the number of rows (for :func:`encode_turns`, the number of turns)."""
@@ -97,22 +113,34 @@ class TokenizedTurns:
         """
         mask = self.attention_mask[rows]
         width = int(mask.sum(dim=1).max()) if mask.numel() else 0
+
+        def cut(tensor: torch.Tensor | None) -> torch.Tensor | None:
+            return None if tensor is None else tensor[rows][:, :width]
+
         return TokenizedTurns(
             self.input_ids[rows][:, :width],
             mask[:, :width],
             self.action_mask[rows][:, :width],
             self.turn_index[rows][:, :width],
             self.num_turns,
+            cut(self.branch),
+            cut(self.position_ids),
         )
 
     def to(self, device: Any) -> TokenizedTurns:
         """Return the tensors on ``device``."""
+
+        def move(tensor: torch.Tensor | None) -> torch.Tensor | None:
+            return None if tensor is None else tensor.to(device)
+
         return TokenizedTurns(
             self.input_ids.to(device),
             self.attention_mask.to(device),
             self.action_mask.to(device),
             self.turn_index.to(device),
             self.num_turns,
+            move(self.branch),
+            move(self.position_ids),
         )
 
 
@@ -377,7 +405,135 @@ def encode_dialogues(
     return _stack(rows, _pad_id(tokenizer, end), first)
 
 
+def encode_turn_pairs(
+    tokenizer: Tokenizer,
+    prompts: Sequence[str],
+    first: Sequence[str],
+    second: Sequence[str],
+    *,
+    max_length: int | None = None,
+    add_end_token: bool = True,
+) -> TokenizedTurns:
+    """Tokenize two actions per prompt (preference pairs), the prompt read once per pair.
+
+    Pair ``k``'s row is its prompt, then ``first[k]`` and ``second[k]`` as two branches:
+    each branch is the prompt's last token followed by the action and end token, at the
+    positions it would have in a row of its own, and attends to the prompt's other
+    tokens and its own, never to the other branch. So each action's log-probs are
+    :func:`encode_turns`'s (up to floating-point rounding: another shape), for about half
+    the tokens when the prompt is much longer than the actions. The repeated last prompt
+    token is what predicts each branch's first action token.
+
+    A pair whose prompt would lose its middle to ``max_length`` in either plain row is
+    encoded as those two plain rows (:func:`encode_turns`'s truncation), so it scores as
+    before; a packed row may be longer than ``max_length``, as each branch with the
+    prompt fits it.
+
+    Args:
+        tokenizer: The scored model's tokenizer.
+        prompts: Formatted prompts (chat template applied), one per pair.
+        first: One action per prompt (e.g. the chosen one): turns ``0 .. n - 1``.
+        second: The other action per prompt: turns ``n .. 2n - 1``.
+        max_length: Longest plain row (see above).
+        add_end_token: Append the tokenizer's end-of-turn (eos) token to each action.
+
+    Returns:
+        The encoded turns, with ``branch`` and ``position_ids``; turn ``k`` is
+        ``first[k]`` and turn ``n + k`` is ``second[k]``, as ``encode_turns(prompts * 2,
+        first + second)`` numbers them.
+
+    Raises:
+        ValueError: If the lengths differ, there are no pairs, or an action does not fit
+            in ``max_length``.
+
+    """
+    if not len(prompts) == len(first) == len(second):
+        raise ValueError(f"{len(prompts)} prompts, {len(first)} and {len(second)} actions")
+    if not prompts:
+        raise ValueError("no turns to encode")
+    end = _end_ids(tokenizer, add_end_token)
+    prompt_ids = tokenizer(list(prompts), add_special_tokens=False)["input_ids"]
+    first_ids = tokenizer(list(first), add_special_tokens=False)["input_ids"]
+    second_ids = tokenizer(list(second), add_special_tokens=False)["input_ids"]
+    n = len(prompts)
+    rows: list[tuple[list[int], list[tuple[int, int, int]], list[int], list[int]]] = []
+    for k, prompt in enumerate(prompt_ids):
+        actions = ([*first_ids[k], *end], [*second_ids[k], *end])
+        for turn, action in zip((k, n + k), actions):
+            _check_turn(turn, prompt, action)
+        longest = len(prompt) + max(len(a) for a in actions)
+        if max_length is not None and longest > max_length:
+            for turn, action in zip((k, n + k), actions):
+                ids, spans = _turn_row(turn, prompt, action, max_length)
+                rows.append((ids, spans, [1] * len(ids), list(range(len(ids)))))
+            continue
+        shared = len(prompt) - 1
+        ids, spans = list(prompt[:shared]), []
+        branch, positions = [0] * shared, list(range(shared))
+        for number, (turn, action) in enumerate(zip((k, n + k), actions), start=1):
+            start = len(ids) + 1  # after the repeated last prompt token
+            ids += [prompt[-1], *action]
+            spans.append((start, start + len(action), turn))
+            branch += [number] * (1 + len(action))
+            positions += range(shared, shared + 1 + len(action))
+        rows.append((ids, spans, branch, positions))
+    plain = _stack([(ids, spans) for ids, spans, _, _ in rows], _pad_id(tokenizer, end), 2 * n)
+    branch = torch.full(plain.input_ids.shape, -1, dtype=torch.long)
+    position_ids = torch.zeros(plain.input_ids.shape, dtype=torch.long)
+    for row, (_, _, row_branch, row_positions) in enumerate(rows):
+        branch[row, : len(row_branch)] = torch.tensor(row_branch, dtype=torch.long)
+        position_ids[row, : len(row_positions)] = torch.tensor(row_positions, dtype=torch.long)
+    return TokenizedTurns(
+        plain.input_ids,
+        plain.attention_mask,
+        plain.action_mask,
+        plain.turn_index,
+        plain.num_turns,
+        branch,
+        position_ids,
+    )
+
+
 # -- Scoring -----------------------------------------------------------------------------
+
+# Attention implementations that take a (rows, 1, length, length) mask as given: SDPA as
+# a boolean mask, eager added to the scores (flash kernels take none).
+_BRANCH_MASKS = ("sdpa", "eager")
+
+
+def branch_rows_supported(model: CausalLM) -> bool:
+    """Whether ``model`` can score :func:`encode_turn_pairs`' branched rows.
+
+    They need an attention that takes an arbitrary mask (transformers' ``sdpa`` or
+    ``eager``; not flash attention) and position ids.
+    """
+    config = getattr(_unwrap(model), "config", None)
+    return getattr(config, "_attn_implementation", None) in _BRANCH_MASKS
+
+
+def _branch_mask(model: CausalLM, branch: torch.Tensor) -> torch.Tensor:
+    """Return the ``(rows, 1, length, length)`` mask of branched rows, in the model's form.
+
+    Query ``i`` sees key ``j <= i`` of branch 0 or of its own branch; a padding query
+    sees only the row's first token (never nothing, which would give NaN), so a token
+    sees itself exactly when it is real.
+    """
+    length = branch.shape[1]
+    causal = torch.ones(length, length, dtype=torch.bool, device=branch.device).tril()
+    keys, queries = branch[:, None, :], branch[:, :, None]
+    allowed = causal & ((keys == 0) | (keys == queries)) & (queries >= 0)
+    allowed[:, :, 0] |= branch < 0
+    allowed = allowed[:, None]
+    config = getattr(_unwrap(model), "config", None)
+    if getattr(config, "_attn_implementation", None) == "sdpa":
+        return allowed
+    if getattr(config, "_attn_implementation", None) != "eager":
+        raise ValueError(
+            "branched rows (encode_turn_pairs) need attn_implementation 'sdpa' or 'eager'; "
+            "check branch_rows_supported(model) and encode plain rows instead"
+        )
+    blocked = torch.finfo(torch.float32).min
+    return torch.zeros(allowed.shape, device=branch.device).masked_fill(~allowed, blocked)
 
 
 def _unwrap(model: CausalLM) -> CausalLM:
@@ -424,6 +580,15 @@ def _chunk_logps(
 
 def _forward(model: CausalLM, turns: TokenizedTurns, past: _Past | None) -> Any:
     """Run the model on ``turns``, after the ``past`` prefix's states if given."""
+    if turns.branch is not None:
+        if past is not None:
+            raise ValueError("branched rows continue no shared prefix's states")
+        return model(
+            input_ids=turns.input_ids,
+            attention_mask=_branch_mask(model, turns.branch),
+            position_ids=turns.position_ids,
+            use_cache=False,
+        )
     if past is None:
         return model(
             input_ids=turns.input_ids, attention_mask=turns.attention_mask, use_cache=False

@@ -901,9 +901,10 @@ class SweetRL(Algorithm):
             rows = list(zip(prompts, pairs))
 
             def reference(chunk: list[tuple[str, TurnPair]]) -> list[list[float]]:
-                encoded = self.encode(
-                    [p for p, _ in chunk] * 2,
-                    [pair.chosen for _, pair in chunk] + [pair.rejected for _, pair in chunk],
+                encoded = self.encode_pairs(
+                    [p for p, _ in chunk],
+                    [pair.chosen for _, pair in chunk],
+                    [pair.rejected for _, pair in chunk],
                 )
                 with self.policy_reference(), self.trainer.autocast(), torch.no_grad():
                     sums = turn_logprobs(self.policy.model, encoded).sum.float().tolist()
@@ -973,7 +974,7 @@ class SweetRL(Algorithm):
                 "policy",
                 items,
                 self._policy_loss,
-                collate_turn_pairs(self.encode),
+                collate_turn_pairs(self.encode_pairs),
                 length=TurnPairItem.text_length,
             )
             return self._run_stage(stage)

@@ -2,15 +2,17 @@
 
 Reads top to bottom: make deterministic synthetic turn pairs (multi-turn ColBench-like
 contexts, each with two different replies, trimmed to fit ``--max-length``) -> train the
-same model init on the same pairs twice, each side in its own fresh process so its peak
-memory is its own: ours (``fit_policy`` with ``nll_coef=0``: plain sigmoid DPO) and TRL
-(``DPOTrainer`` with ``precompute_ref_log_probs=True``, on the *same* prompt strings,
-formatted once with the policy's chat template and system prompt) -> both with the same
-batch size, precision, optimizer steps, learning rate, schedule and gradient clipping ->
-report, for each, wall time of the training part (from the first forward pass with
-gradients to the end; the frozen reference pass before it is timed apart), real
-(non-pad) tokens/s counted at the model's input, peak memory above the process's
-baseline, and the ratios ours/TRL.
+same model init on the same pairs three times, each side in its own fresh process so its
+peak memory is its own: ours (``fit_policy`` with ``nll_coef=0``: plain sigmoid DPO; a
+pair is one row, its prompt read once), ours with each pair as two plain rows (the
+prompt read twice, as TRL and our code before it do) and TRL (``DPOTrainer`` with
+``precompute_ref_log_probs=True``, on the *same* prompt strings, formatted once with the
+policy's chat template and system prompt) -> all with the same batch size, precision,
+optimizer steps, learning rate, schedule and gradient clipping -> report, for each, wall
+time of the training part (from the first forward pass with gradients to the end; the
+frozen reference pass before it is timed apart), pairs trained per second (the same work
+on every side), real (non-pad) tokens/s counted at the model's input, peak memory above
+the process's baseline, and the ratios of ours to TRL and to its plain rows.
 
     python -m benchmarks.speed.dpo_speed --model default --pairs 16 --batch-size 4 --max-length 512
 
@@ -40,7 +42,8 @@ from sweetrl_gym.model_types import CausalLM, Tokenizer
 
 _RESULTS = DEFAULT_DIR / "dpo_speed.json"
 _INSTALL_HINT = 'pip install "sweetrl-gym[bench]"'
-SIDES = ("ours", "trl")
+SIDES = ("ours", "ours-plain", "trl")
+"""Ours (a pair's prompt read once), ours with two plain rows a pair, and TRL."""
 
 # -- 1. Synthetic pairs: a ColBench-like backend dialogue and two different replies --------
 
@@ -177,7 +180,11 @@ class _Meter:
 
         ids = kwargs.get("input_ids", args[0] if args else None)
         mask = kwargs.get("attention_mask")
-        real = int(mask.sum()) if mask is not None else int(ids.numel())
+        if mask is not None and mask.dim() == 4:  # a block mask: a real token sees itself
+            seen = mask.diagonal(dim1=-2, dim2=-1)
+            real = int(seen.sum() if seen.dtype == torch.bool else seen.eq(0).sum())
+        else:
+            real = int(mask.sum()) if mask is not None else int(ids.numel())
         now = self.now()
         if torch.is_grad_enabled():
             if self.train_start is None:
@@ -356,13 +363,20 @@ def run_side(side: str, settings: dict[str, Any]) -> dict[str, Any]:
         torch.cuda.reset_peak_memory_stats()
     baseline = _peak_memory_mb(device)
 
+    if side == "ours-plain":  # the baseline of the prompt read once: two plain rows a pair
+        from algorithms.base import Algorithm
+
+        def plain_rows(self: Any, prompts: Any, first: Any, second: Any) -> Any:
+            return self.encode([*prompts, *prompts], [*first, *second])
+
+        Algorithm.encode_pairs = plain_rows  # type: ignore[method-assign]
     model, tokenizer = _load_model(settings["model"], device)
     policy = TransformersAgent(model, tokenizer, device=device)
     pairs = synthetic_pairs(settings["pairs"], settings["seed"])
     pairs = fit_pairs(pairs, policy, settings["max_length"])
     meter = _Meter(policy.model, device)
     start = meter.now()
-    extra = (_train_ours if side == "ours" else _train_trl)(policy, pairs, settings)
+    extra = (_train_trl if side == "trl" else _train_ours)(policy, pairs, settings)
     end = meter.now()
     meter.close()
     peak = _peak_memory_mb(device)
@@ -374,6 +388,8 @@ def run_side(side: str, settings: dict[str, Any]) -> dict[str, Any]:
     train_seconds = end[0] - meter.train_start[0]
     train_tokens = sum(tokens for _, tokens in meter.forwards)
     rates = sorted(meter.step_rates())
+    pairs_trained = len(meter.step_ends) * settings["batch_size"]
+    pairs_trained *= settings["gradient_accumulation_steps"]
     result = {
         "setup_seconds": round(reference_start[0] - start[0], 3),
         "reference_pass_seconds": round(reference_end[0] - reference_start[0], 3),
@@ -389,6 +405,7 @@ def run_side(side: str, settings: dict[str, Any]) -> dict[str, Any]:
         "train_tokens": train_tokens,
         "train_padded_tokens": meter.padded_tokens,
         "reference_tokens": meter.reference_tokens,
+        "pairs_per_s": round(pairs_trained / train_seconds, 3),
         "tokens_per_s": round(train_tokens / train_seconds, 2),
         "tokens_per_cpu_s": round(train_tokens / (end[1] - meter.train_start[1]), 2),
         "step_tokens_per_s_median": round(rates[len(rates) // 2], 2) if rates else None,
@@ -460,19 +477,25 @@ def _cores(run: dict[str, Any], part: str) -> str:
     return f"{run[part + '_cpu_seconds'] / max(run[part + '_seconds'], 1e-9):.2f}"
 
 
-def _notes(ours: dict[str, Any], trl: dict[str, Any]) -> list[str]:
+def _notes(ours: dict[str, Any], plain: dict[str, Any], trl: dict[str, Any]) -> list[str]:
     """Summarize what the numbers say and the design differences behind them."""
     check = trl["token_check"]
     notes = [
         f"Same work: {check['identical_sequences']} of {check['sequences']} prompt+reply "
         f"sequences are token-identical in both trainers ({check['ours_tokens_per_epoch']} "
-        f"and {check['trl_tokens_per_epoch']} real tokens per epoch); both start at loss "
-        f"{ours['first_loss']} / {trl['first_loss']} (log 2: the policy is its reference).",
-        "Same structure: one forward per batch on chosen+rejected concatenated (2 x batch "
-        "rows, right-padded), reference log-probs computed once before training (TRL: "
-        "precompute_ref_log_probs=True), sigmoid DPO (ours: nll_coef=0).",
+        f"and {check['trl_tokens_per_epoch']} real tokens per epoch); all start at loss "
+        f"{ours['first_loss']} / {plain['first_loss']} / {trl['first_loss']} (log 2: the "
+        "policy is its reference).",
+        "Structure: one forward per batch, reference log-probs computed once before "
+        "training (TRL: precompute_ref_log_probs=True), sigmoid DPO (ours: nll_coef=0). "
+        "Ours reads a pair as one row, the prompt once and each reply as a branch that "
+        "attends to the prompt and itself (algorithms/logprobs.py encode_turn_pairs): "
+        f"{ours['train_tokens']} input tokens in training against {plain['train_tokens']} "
+        "for its plain rows and TRL's chosen+rejected concatenated (2 x batch rows, "
+        "right-padded).",
         f"Training wall seconds, model forward call / optimizer steps / the rest (backward, "
-        f"loss, clipping, data, trainer): ours {_split(ours)}, TRL {_split(trl)}. The "
+        f"loss, clipping, data, trainer): ours {_split(ours)}, its plain rows "
+        f"{_split(plain)}, TRL {_split(trl)}. The "
         "forward call includes both log-prob heads (TRL's fused into the model's forward, "
         f"ours swapped in for the output layer). Cores used in training: "
         f"ours {_cores(ours, 'train')}, TRL {_cores(trl, 'train')}.",
@@ -492,7 +515,7 @@ def _notes(ours: dict[str, Any], trl: dict[str, Any]) -> list[str]:
     ]
     spread = [
         run["step_tokens_per_s_best"] / run["step_tokens_per_s_median"]
-        for run in (ours, trl)
+        for run in (ours, plain, trl)
         if run["step_tokens_per_s_median"]
     ]
     if spread and max(spread) > 1.25:
@@ -525,7 +548,9 @@ def run(
     seed: int = 0,
     out: Path | None = None,
 ) -> dict[str, Any]:
-    """Train ours and TRL's DPOTrainer on the same pairs, each in a fresh process; compare.
+    """Train ours, ours on plain rows and TRL's DPOTrainer on the same pairs; compare.
+
+    Each side trains in a fresh process.
 
     Args:
         model: ``"default"`` (SmolLM2-135M, embedded) or ``"tiny"`` (random init).
@@ -544,9 +569,10 @@ def run(
         out: Also write the result to this JSON file (its folders made as needed).
 
     Returns:
-        The machine, the settings, each side's best run (tokens/s, peak memory, timings,
-        losses; TRL's with a token-by-token check against ours), every repeat's tokens/s,
-        the ratios ours/TRL (peak memory ``None`` when TRL's measured zero) and notes.
+        The machine, the settings, each side's best run (pairs/s, tokens/s, peak memory,
+        timings, losses; TRL's with a token-by-token check against ours), every repeat's
+        pairs/s, the ratios of ours to TRL and to its plain rows (peak memory ``None``
+        when a side's measured zero) and notes.
 
     Raises:
         ValueError: If ``model`` or ``mixed_precision`` is unknown, a count is out of
@@ -597,8 +623,8 @@ def run(
     for _ in range(repeats):
         for side in SIDES:
             runs[side].append(_in_fresh_process(side, settings))
-    best = {side: max(runs[side], key=lambda r: r["tokens_per_s"]) for side in SIDES}
-    ours, theirs = best["ours"], best["trl"]
+    best = {side: max(runs[side], key=lambda r: r["pairs_per_s"]) for side in SIDES}
+    ours, plain, theirs = best["ours"], best["ours-plain"], best["trl"]
 
     result = {
         "machine": {
@@ -609,16 +635,18 @@ def run(
         "settings": settings,
         "repeats": repeats,
         "ours": ours,
+        "ours-plain": plain,
         "trl": theirs,
-        "tokens_per_s_of_each_repeat": {
-            side: [run["tokens_per_s"] for run in runs[side]] for side in SIDES
+        "pairs_per_s_of_each_repeat": {
+            side: [run["pairs_per_s"] for run in runs[side]] for side in SIDES
         },
-        "ratio_tokens_per_s": round(ours["tokens_per_s"] / theirs["tokens_per_s"], 3),
-        # A tiny model may not raise the process's peak above its baseline at all.
+        "ratio_pairs_per_s": round(ours["pairs_per_s"] / theirs["pairs_per_s"], 3),
+        "ratio_pairs_per_s_vs_plain_rows": round(ours["pairs_per_s"] / plain["pairs_per_s"], 3),
+        # A tiny model may not raise a process's peak above its baseline at all.
         "ratio_peak_memory": round(ours["peak_memory_mb"] / theirs["peak_memory_mb"], 3)
-        if theirs["peak_memory_mb"] > 0
+        if min(ours["peak_memory_mb"], theirs["peak_memory_mb"]) > 0
         else None,
-        "notes": _notes(ours, theirs),
+        "notes": _notes(ours, plain, theirs),
     }
     return write_result(result, out)
 

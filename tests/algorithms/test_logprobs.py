@@ -5,7 +5,9 @@ import torch
 
 from agents import TransformersAgent
 from algorithms.logprobs import (
+    branch_rows_supported,
     encode_dialogues,
+    encode_turn_pairs,
     encode_turns,
     shared_prefix_length,
     shared_prefix_turn_logprobs,
@@ -534,3 +536,87 @@ def test_rows_without_a_common_start_are_scored_the_plain_way(tiny):
     with torch.no_grad():
         expected = turn_logprobs(model, turns).sum
     assert torch.allclose(shared_prefix_turn_logprobs(model, turns).sum, expected, atol=1e-5)
+
+
+# -- preference pairs: two actions of one prompt in one row ------------------------------
+
+PAIRS = [
+    (1, "Which rate?", "I WANT TO ANSWER:\ndef add_tax(p):\n    return p"),
+    (0, "What should f return?", "Ok"),
+    (2, "Hello!", "Hi there, what do you need today?"),
+]
+
+
+def _pair_rows(tiny, max_length=None):
+    _, tokenizer, prompts, _ = tiny
+    args = (
+        [prompts[i] for i, _, _ in PAIRS],
+        [first for _, first, _ in PAIRS],
+        [second for _, _, second in PAIRS],
+    )
+    plain = encode_turns(tokenizer, args[0] * 2, args[1] + args[2], max_length=max_length)
+    return encode_turn_pairs(tokenizer, *args, max_length=max_length), plain
+
+
+@pytest.mark.parametrize("attention", ["sdpa", "eager"])
+@pytest.mark.parametrize("checkpointing", [False, True])
+def test_a_pair_in_one_row_scores_and_trains_as_two_plain_rows(tiny, attention, checkpointing):
+    model, _ = make_tiny_lm()
+    model.config._attn_implementation = attention
+    if checkpointing:
+        model.gradient_checkpointing_enable()
+        model.train()
+    packed, plain = _pair_rows(tiny)
+    assert len(packed) == len(PAIRS) and len(plain) == 2 * len(PAIRS)
+    # The prompt is read once: the pair's row is shorter than its two plain rows.
+    assert packed.attention_mask.sum() < plain.attention_mask.sum()
+    assert packed.num_turns == plain.num_turns == 2 * len(PAIRS)
+    results = []
+    for turns in (plain, packed):
+        model.zero_grad()
+        logps = turn_logprobs(model, turns)
+        weights = torch.linspace(0.5, 2.0, turns.num_turns)  # each turn its own weight
+        (weights * logps.mean).sum().backward()
+        results.append((logps, [p.grad.clone() for p in model.parameters()]))
+    (expected, expected_grads), (got, grads) = results
+    assert got.num_tokens.tolist() == expected.num_tokens.tolist()
+    assert torch.allclose(got.sum, expected.sum, atol=1e-4)
+    for mine, theirs in zip(grads, expected_grads):
+        assert torch.allclose(mine, theirs, atol=1e-4, rtol=1e-3)
+
+
+def test_a_pair_too_long_for_max_length_is_two_plain_rows_truncated_as_before(tiny):
+    model = tiny[0]
+    _, plain = _pair_rows(tiny)
+    longest_action = int(plain.action_mask.sum(dim=1).max())
+    max_length = longest_action + 6  # every pair's prompt must lose its middle
+    packed, plain = _pair_rows(tiny, max_length=max_length)
+    assert len(packed) == 2 * len(PAIRS)
+    assert torch.equal(
+        packed.branch[packed.attention_mask.bool()],
+        torch.ones(int(packed.attention_mask.sum()), dtype=torch.long),
+    )
+    with torch.no_grad():
+        assert torch.allclose(
+            turn_logprobs(model, packed).sum, turn_logprobs(model, plain).sum, atol=1e-5
+        )
+    # A micro-batch keeps each row's branches and positions.
+    with torch.no_grad():
+        whole = turn_logprobs(model, _pair_rows(tiny)[0]).sum
+        parts = turn_logprobs(model, _pair_rows(tiny)[0], micro_batch_size=1).sum
+    assert torch.allclose(whole, parts, atol=1e-5)
+
+
+def test_pairs_need_an_attention_that_takes_a_block_mask(tiny):
+    model, _ = make_tiny_lm()
+    assert branch_rows_supported(model)
+    model.config._attn_implementation = "flash_attention_2"
+    assert not branch_rows_supported(model)
+    packed, _ = _pair_rows(tiny)
+    with pytest.raises(ValueError, match="sdpa' or 'eager'"):
+        turn_logprobs(model, packed)
+    _, tokenizer, prompts, _ = tiny
+    with pytest.raises(ValueError, match="2 prompts, 1 and 1 actions"):
+        encode_turn_pairs(tokenizer, prompts[:2], ["a"], ["b"])
+    with pytest.raises(ValueError, match="no turns"):
+        encode_turn_pairs(tokenizer, [], [], [])

@@ -14,18 +14,23 @@ def test_dpo_speed_with_a_tiny_model(tmp_path):
     result = dpo_speed.run(model="tiny", pairs=4, batch_size=2, max_length=1024, out=out)
     assert json.loads(out.read_text()) == result
     assert result["settings"]["steps"] == 2 and result["settings"]["max_length"] == 1024
-    for side in ("ours", "trl"):
+    for side in ("ours", "ours-plain", "trl"):
         run = result[side]
         assert run["optimizer_steps"] == 2 and run["train_forwards"] == 2
-        assert run["tokens_per_s"] > 0 and run["peak_memory_mb"] >= 0  # a tiny model may add none
+        assert run["pairs_per_s"] > 0 and run["peak_memory_mb"] >= 0  # a tiny model may add none
         # Before the first update the policy is its own reference: the loss is log 2.
         assert run["first_loss"] == pytest.approx(0.693147, abs=1e-4)
-    # Both trainers saw exactly the same tokens.
+    # The trainers tokenized the same sequences; on plain rows ours reads what TRL reads,
+    # with a pair in one row it reads each prompt once.
     check = result["trl"]["token_check"]
     assert check["identical_sequences"] == check["sequences"] == 8
-    assert result["ours"]["train_tokens"] == result["trl"]["train_tokens"]
-    assert result["ratio_tokens_per_s"] == pytest.approx(
-        result["ours"]["tokens_per_s"] / result["trl"]["tokens_per_s"], rel=1e-2
+    assert result["ours-plain"]["train_tokens"] == result["trl"]["train_tokens"]
+    assert result["ours"]["train_tokens"] < result["trl"]["train_tokens"]
+    assert result["ratio_pairs_per_s"] == pytest.approx(
+        result["ours"]["pairs_per_s"] / result["trl"]["pairs_per_s"], rel=1e-2
+    )
+    assert result["ratio_pairs_per_s_vs_plain_rows"] == pytest.approx(
+        result["ours"]["pairs_per_s"] / result["ours-plain"]["pairs_per_s"], rel=1e-2
     )
     assert result["ratio_peak_memory"] is None or result["ratio_peak_memory"] > 0
 
@@ -92,12 +97,12 @@ def test_the_command_line_passes_its_options_to_run_and_prints_the_result(
 
     def fake_run(**kwargs):
         calls.append(kwargs)
-        return {"ratio_tokens_per_s": 1.5}
+        return {"ratio_pairs_per_s": 1.5}
 
     monkeypatch.setattr(dpo_speed, "run", fake_run)
     argv = ["--model", "tiny", "--pairs", "6", "--batch-size", "3", "--max-length", "256"]
     result = dpo_speed.main([*argv, "--gradient-checkpointing", "--out", str(tmp_path / "d")])
-    assert result == {"ratio_tokens_per_s": 1.5}
+    assert result == {"ratio_pairs_per_s": 1.5}
     assert json.loads(capsys.readouterr().out) == result
     given = {"model": "tiny", "pairs": 6, "batch_size": 3, "max_length": 256}
     given |= {"gradient_checkpointing": True, "out": tmp_path / "d"}
