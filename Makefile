@@ -25,23 +25,17 @@ browser: venv
 	$(BIN)/python -m sweetrl_gym.render.install
 
 # The README's main job: the quick comparison (SmolLM2-135M on the CPU) over 3 seeds of the
-# whole pipeline, resumable. The seeds run at once, one thread each: on 2 cores that doubled
-# the throughput of one seed after another. Gradient checkpointing keeps each seed near
-# 6 GB: without it a policy step peaks at 9-10 GB, and three at once were killed for
-# memory on a 24 GB machine again and again (docs/results.md, run 18). It changes the
-# memory a fit takes, not what it computes. With less memory, run the same seeds one by
-# one: `.venv/bin/sweetrl compare --config quick --out runs/quick`. The last command finds
-# the seeds finished (or finishes any that stopped, e.g. killed for memory) and pools them.
-DEMO_SEEDS := 0 1 2
+# whole pipeline, resumable. The seeds run at once (`--parallel 3`: a process each, the
+# cores shared out, progress in runs/quick/seed-N.log): on 2 cores that doubled the
+# throughput of one seed after another. Gradient checkpointing keeps each seed near 6 GB:
+# without it a policy step peaks at 9-10 GB, and three at once were killed for memory on
+# a 24 GB machine again and again (docs/results.md, run 18). It changes the memory a fit
+# takes, not what it computes. With less memory, run the same seeds one by one:
+# `.venv/bin/sweetrl compare --config quick --out runs/quick`. Run again, either finds the
+# seeds finished (or finishes any that stopped, e.g. killed for memory) and pools them.
 demo: venv
-	mkdir -p runs/quick
-	@echo "seeds $(DEMO_SEEDS) at once; their progress is in runs/quick/seed-N.log"
-	for seed in $(DEMO_SEEDS); do \
-	  OMP_NUM_THREADS=1 $(BIN)/sweetrl compare --config quick --seed $$seed \
-	    --set training.gradient_checkpointing=true \
-	    --out runs/quick/seed-$$seed > runs/quick/seed-$$seed.log 2>&1 & \
-	done; wait
-	$(BIN)/sweetrl compare --config quick --out runs/quick
+	$(BIN)/sweetrl compare --config quick --out runs/quick --parallel 3 \
+	  --set training.gradient_checkpointing=true
 
 # pytest on TEST_WORKERS processes (pytest-xdist), each test file on one of them (its
 # module fixtures, a browser or a tiny model, are built once): on 2 cores about half the

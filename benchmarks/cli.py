@@ -242,6 +242,13 @@ def build_parser() -> argparse.ArgumentParser:
         "comma-separated seeds of the whole pipeline: a run each in OUT/seed-N, then pooled",
         convert=_seed_list,
     )
+    compare.add_argument(
+        "--parallel",
+        type=int,
+        default=1,
+        metavar="N",
+        help="seeds run at once, each in its own process (output in OUT/seed-N.log)",
+    )
     compare.epilog = "The config defaults to 'quick'. Run the same command again to resume."
 
     commands.add_parser(
@@ -706,11 +713,15 @@ def _compare(args: argparse.Namespace) -> int:
         from benchmarks.harness.pool import render_pooled
         from benchmarks.harness.seeds import run_seeds
 
-        pooled = run_seeds(config, out, progress=not args.no_progress)
+        pooled = run_seeds(config, out, progress=not args.no_progress, parallel=args.parallel)
         if process_state().is_main_process and pooled is not None:
             print(f"results: {out / 'pooled.md'}")
             print(render_pooled(pooled), end="")
         return 0
+    if args.parallel != 1:
+        raise UsageError(
+            "--parallel runs several seeds at once: give --seeds (or seeds in the config)"
+        )
     run_comparison(config, out, progress=not args.no_progress)
     if not process_state().is_main_process:
         return 0
