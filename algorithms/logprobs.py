@@ -46,6 +46,7 @@ from typing import Any
 import torch
 from torch.utils.checkpoint import checkpoint
 
+from sweetrl_gym.local_lm import plain_causal_attention
 from sweetrl_gym.model_types import CausalLM, Tokenizer
 
 __all__ = [
@@ -505,10 +506,13 @@ def branch_rows_supported(model: CausalLM) -> bool:
     """Whether ``model`` can score :func:`encode_turn_pairs`' branched rows.
 
     They need an attention that takes an arbitrary mask (transformers' ``sdpa`` or
-    ``eager``; not flash attention) and position ids.
+    ``eager``; not flash attention) and position ids, and layers that all attend to every
+    earlier token: a sliding window would be lost under the block mask.
     """
-    config = getattr(_unwrap(model), "config", None)
-    return getattr(config, "_attn_implementation", None) in _BRANCH_MASKS
+    inner = _unwrap(model)
+    config = getattr(inner, "config", None)
+    attention = getattr(config, "_attn_implementation", None)
+    return attention in _BRANCH_MASKS and plain_causal_attention(inner)
 
 
 def _branch_mask(model: CausalLM, branch: torch.Tensor) -> torch.Tensor:

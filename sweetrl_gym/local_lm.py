@@ -28,6 +28,7 @@ __all__ = [
     "left_pad",
     "model_device",
     "place_model",
+    "plain_causal_attention",
     "stop_token_ids",
     "weights_identity",
 ]
@@ -310,7 +311,7 @@ def generate_texts(
         settings.update(do_sample=True, temperature=temperature, top_p=top_p, top_k=0)
     else:
         settings.update(do_sample=False, temperature=None, top_p=None, top_k=None)
-    plain = _plain_kv_cache(model)
+    plain = plain_causal_attention(model)
     cache = prefix_cache if prefix_cache is not None and plain else None
     device = model_device(model)
     stats = stats if stats is not None else GenerationStats()
@@ -434,8 +435,13 @@ def _register_packed_sdpa() -> bool:
     return True
 
 
-def _plain_kv_cache(model: CausalLM) -> bool:
-    """Whether the model keeps one plain (key, value) pair per layer, as a prefix cache needs."""
+def plain_causal_attention(model: CausalLM) -> bool:
+    """Whether every layer of a decoder-only model attends to all earlier tokens.
+
+    No sliding window and no other kind of layer: the model then keeps one plain (key,
+    value) pair per layer, as a prefix cache needs, and a custom attention mask built
+    from the causal one computes what the model's own masks would.
+    """
     config = getattr(model, "config", None)
     if config is None or getattr(config, "is_encoder_decoder", False):
         return False
@@ -477,7 +483,7 @@ def _generate_chunk(
     reply would be computed on (as padding) until the longest one ends. Each call
     continues from the previous one's states, so this costs a call's setup and one copy
     of the states per segment. With ``cache``, every row's prompt and reply are kept.
-    Models whose cache is not ``plain`` (see :func:`_plain_kv_cache`) keep
+    Models whose cache is not ``plain`` (see :func:`plain_causal_attention`) keep
     transformers' own cache and generate each chunk in one call.
     """
     import torch

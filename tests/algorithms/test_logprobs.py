@@ -610,6 +610,9 @@ def test_a_pair_too_long_for_max_length_is_two_plain_rows_truncated_as_before(ti
 def test_pairs_need_an_attention_that_takes_a_block_mask(tiny):
     model, _ = make_tiny_lm()
     assert branch_rows_supported(model)
+    model.config.sliding_window = 8  # a window the block mask would not keep
+    assert not branch_rows_supported(model)
+    model.config.sliding_window = None
     model.config._attn_implementation = "flash_attention_2"
     assert not branch_rows_supported(model)
     packed, _ = _pair_rows(tiny)
