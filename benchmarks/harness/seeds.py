@@ -81,9 +81,10 @@ def run_seeds(
     say = print if progress and process_state().is_main_process else (lambda *_: None)
     if parallel > 1:
         _run_at_once(config, seeds, out, parallel, say)
-    for index, seed in enumerate(seeds, start=1):
-        say(f"=== seed {seed} ({index}/{len(seeds)}): {seed_folder(out, seed)}")
-        run_comparison(seed_config(config, seed), seed_folder(out, seed), progress=progress)
+    else:
+        for index, seed in enumerate(seeds, start=1):
+            say(f"=== seed {seed} ({index}/{len(seeds)}): {seed_folder(out, seed)}")
+            run_comparison(seed_config(config, seed), seed_folder(out, seed), progress=progress)
     if len(seeds) < 2:
         return None
     pooled = pool_runs([seed_folder(out, seed) for seed in seeds])
@@ -136,8 +137,7 @@ def _run_at_once(
                 if process.exitcode == 0:
                     say(f"=== seed {seed}: done in {minutes:.1f} min")
                 else:
-                    failed[seed] = process.exitcode
-                    code = process.exitcode
+                    code = failed[seed] = process.exitcode
                     say(f"=== seed {seed}: failed (exit code {code}) after {minutes:.1f} min")
     except BaseException:  # interrupted: stop every seed (each resumes from its checkpoints)
         for process, _ in running.values():

@@ -425,7 +425,7 @@ def _run_dpo(
         better="lower",
         notes=f"{result['machine']['memory']}, each side in a fresh process; lower is better",
     )
-    if min(ours["peak_memory_mb"], trl["peak_memory_mb"]) <= 0:  # above the import peak
+    if result["ratio_peak_memory"] is None:  # a side stayed below its import peak
         memory.ratio = None
         memory.notes += "; too small to measure here (a tiny model may add nothing)"
     return result, [speed, packed, memory]

@@ -363,13 +363,10 @@ def run_side(side: str, settings: dict[str, Any]) -> dict[str, Any]:
         torch.cuda.reset_peak_memory_stats()
     baseline = _peak_memory_mb(device)
 
-    if side == "ours-plain":  # the baseline of the prompt read once: two plain rows a pair
-        from algorithms.base import Algorithm
+    if side == "ours-plain":  # the library's own fallback: two plain rows a pair
+        import algorithms.base
 
-        def plain_rows(self: Any, prompts: Any, first: Any, second: Any) -> Any:
-            return self.encode([*prompts, *prompts], [*first, *second])
-
-        Algorithm.encode_pairs = plain_rows  # type: ignore[method-assign]
+        algorithms.base.branch_rows_supported = lambda model: False
     model, tokenizer = _load_model(settings["model"], device)
     policy = TransformersAgent(model, tokenizer, device=device)
     pairs = synthetic_pairs(settings["pairs"], settings["seed"])
