@@ -306,11 +306,14 @@ def generate_texts(
     settings: dict[str, Any] = {"pad_token_id": pad_id, "eos_token_id": eos_ids}
     if streamer is not None:
         settings["streamer"] = streamer
+    # Greedy decoding for transformers either way: sampling is our processors' last step
+    # (one uniform draw a row, not torch.multinomial's one a vocabulary entry), with the
+    # official agent's settings: no top-k cut (transformers' default is 50).
+    settings.update(do_sample=False, temperature=None, top_p=None, top_k=None)
     if temperature > 0:
-        # top_k=0: no top-k cut (transformers' default is 50; the official agent has none).
-        settings.update(do_sample=True, temperature=temperature, top_p=top_p, top_k=0)
-    else:
-        settings.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        from sweetrl_gym.sampling import sampling_processors
+
+        settings["logits_processor"] = sampling_processors(temperature, top_p)
     plain = plain_causal_attention(model)
     cache = prefix_cache if prefix_cache is not None and plain else None
     device = model_device(model)
@@ -585,7 +588,7 @@ def _share_prefix(
     if not shared:
         return 0
     # Greedy and one token: the prefill alone, leaving the sampling random state as it is.
-    greedy = {**settings, "do_sample": False, "temperature": None, "top_p": None, "top_k": None}
+    greedy = {**settings, "logits_processor": None}
     input_ids, attention_mask = left_pad([prefix.tolist() for prefix in shared], pad_id, device)
     out = model.generate(
         input_ids=input_ids,

@@ -21,6 +21,8 @@ returns its result, which is what this calls; each also runs alone as
 - ``rollout`` (rollout_speed): agent turns/s with a local model, batched across envs vs
   one env at a time; and the batched rollout's generated tokens/s vs a bare
   ``model.generate`` on the same prompts.
+- ``sampling`` (sampling_speed): sampled generation tokens/s, our one-uniform-draw
+  sampler vs transformers' ``torch.multinomial``, the same model and prompts.
 - ``dpo`` (dpo_speed): DPO training pairs/s and peak memory, ours vs TRL's DPOTrainer,
   and ours against its own pairs as two plain rows (the prompt read twice).
 - ``logprobs`` (logprob_memory): peak memory and time of scoring a multi-turn dialogue's
@@ -65,6 +67,7 @@ SCALES: dict[str, dict[str, dict[str, Any]]] = {
         "env": {"tasks": 2, "num_envs": 2},
         "render": {"pages": 2},
         "rollout": {"tasks": 2, "num_envs": 2, "max_turns": 2, "max_new_tokens": 4},
+        "sampling": {"prompts": 4, "new_tokens": 4, "repeats": 1},
         "dpo": {"pairs": 4, "batch_size": 2},
         "logprobs": {"turns": 3, "tokens": 300},
     },
@@ -74,6 +77,7 @@ SCALES: dict[str, dict[str, dict[str, Any]]] = {
         "env": {"tasks": 32, "frontend_tasks": 6},
         "render": {"pages": 8},
         "rollout": {"tasks": 16, "num_envs": 16, "max_turns": 2, "max_new_tokens": 64},
+        "sampling": {"prompts": 32, "batch_size": 32, "new_tokens": 32, "repeats": 2},
         "dpo": {"pairs": 4, "batch_size": 2},
         "logprobs": {"turns": 8, "tokens": 500},
     },
@@ -83,6 +87,7 @@ SCALES: dict[str, dict[str, dict[str, Any]]] = {
         "env": {"tasks": 100, "frontend_tasks": 24},
         "render": {"pages": 30},
         "rollout": {"tasks": 16, "num_envs": 8, "max_turns": 3, "max_new_tokens": 96},
+        "sampling": {"prompts": 64, "batch_size": 32, "new_tokens": 64, "repeats": 3},
         "dpo": {"pairs": 16, "batch_size": 4},
         "logprobs": {"turns": 8, "tokens": 3000},
     },
@@ -383,6 +388,30 @@ def _run_rollout(
     return result, [speedup, overhead]
 
 
+def _run_sampling(
+    settings: dict[str, Any], raw_dir: Path, tiny: bool
+) -> tuple[dict[str, Any], list[Row]]:
+    from agents import DefaultModelNotInstalled
+    from benchmarks.speed import sampling_speed
+
+    agent = _tiny_agent(4, settings.get("batch_size", 4)) if tiny else None
+    try:
+        result = sampling_speed.run(**settings, out=raw_dir / "sampling_speed.json", agent=agent)
+    except DefaultModelNotInstalled as err:
+        raise Skip(f"the default model is not installed: {err}") from None
+    rates = result["tokens_per_s"]
+    row = _row(
+        "sampling",
+        "sampled generation tokens/s",
+        Measure("one uniform draw a row (sweetrl_gym.sampling)", rates["ours"], "tokens/s"),
+        Measure("transformers do_sample (torch.multinomial)", rates["multinomial"], "tokens/s"),
+        notes=f"{result['model']} ({result['dtype']}), {result['prompts']} prompts in batches "
+        f"of {result['batch_size']}, {result['new_tokens']} tokens each at temperature "
+        f"{result['temperature']:g}; median of {result['repeats']} alternating rounds",
+    )
+    return result, [row]
+
+
 def _run_dpo(
     settings: dict[str, Any], raw_dir: Path, tiny: bool
 ) -> tuple[dict[str, Any], list[Row]]:
@@ -485,6 +514,7 @@ BENCHMARKS: dict[str, tuple[Runner, str]] = {
     "env": (_run_env, "env steps/s with the offline simulators, parallel vs one env"),
     "render": (_run_render, "page renders/s, reused browser vs a fresh browser per page"),
     "rollout": (_run_rollout, "rollout speed: batched vs one env at a time, vs bare generate"),
+    "sampling": (_run_sampling, "sampled generation tokens/s, one uniform draw vs multinomial"),
     "dpo": (_run_dpo, "DPO training tokens/s and peak memory vs TRL's DPOTrainer"),
     "logprobs": (_run_logprobs, "log-prob peak memory, packed dialogue vs a row per turn"),
 }

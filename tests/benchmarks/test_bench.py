@@ -43,7 +43,7 @@ def test_the_whole_report_runs_with_a_tiny_model(tmp_path, capsys):
 
     by_name = {row["name"]: row for row in report["rows"]}
     assert {row["benchmark"] for row in report["rows"]} == set(bench.BENCHMARKS)
-    expected_ok = ["sandbox", "env", "rollout", "logprobs"]
+    expected_ok = ["sandbox", "env", "rollout", "sampling", "logprobs"]
     if _renderer_ready():
         expected_ok.append("render")
     if importlib.util.find_spec("trl") is not None:
@@ -131,6 +131,7 @@ _MODULES = {
     "env": "env_speed",
     "render": "render_speed",
     "rollout": "rollout_speed",
+    "sampling": "sampling_speed",
     "dpo": "dpo_speed",
     "logprobs": "logprob_memory",
 }
@@ -285,3 +286,21 @@ def test_a_busy_machine_is_flagged_in_the_table(tmp_path):
     calm = next(line for line in lines if line.startswith("| a quiet one |"))
     assert "| 2.00x |" in busy and "BUSY MACHINE: other processes used 1.2 of" in busy
     assert "BUSY" not in calm
+
+
+def test_sampling_speed_times_both_samplers_on_the_same_work(tmp_path):
+    from agents import TransformersAgent
+    from benchmarks.speed import sampling_speed
+    from tests.tiny_lm import make_tiny_lm
+
+    agent = TransformersAgent(*make_tiny_lm(seed=0), batch_size=3)
+    out = tmp_path / "sampling.json"
+    result = sampling_speed.run(prompts=5, new_tokens=3, repeats=2, out=out, agent=agent)
+    assert json.loads(out.read_text()) == result
+    assert result["prompts"] == 5 and result["batch_size"] == 3 and result["new_tokens"] == 3
+    rates = result["tokens_per_s"]
+    assert all(len(result["tokens_per_s_each_repeat"][side]) == 2 for side in rates)
+    assert min(rates.values()) > 0
+    assert result["speedup"] == pytest.approx(rates["ours"] / rates["multinomial"], rel=1e-2)
+    with pytest.raises(ValueError, match="temperature > 0"):
+        sampling_speed.run(temperature=0, agent=agent)
