@@ -2,9 +2,10 @@
 
 ``torch.multinomial`` draws one sample without replacement by giving every vocabulary
 entry an exponential random number and taking the largest ratio: on the CPU that is
-0.7 ms a row for a 49k vocabulary, 24 ms a step at 32 conversations (more than the
-135M model's forward). Inverse transform sampling draws from the same distribution
-with one uniform number a row: a cumulative sum and a binary search, 1.5 ms a step.
+0.7 ms a row for a 49k vocabulary, 24 ms a step at 32 conversations (a sixth of a
+decoding step of the 135M model on two cores). Inverse transform sampling draws from
+the same distribution with one uniform number a row: a cumulative sum and a binary
+search, 1.5 ms a step.
 
 ``transformers`` samples inside ``generate`` with ``torch.multinomial``, so
 :func:`sampling_processors` hands ``generate`` the temperature and top-p warpers and
