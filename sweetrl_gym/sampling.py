@@ -39,12 +39,18 @@ def sample_tokens(scores: torch.Tensor) -> torch.Tensor:
     Returns:
         ``(rows,)`` token ids (int64).
 
+    Raises:
+        ValueError: If a row has no finite score or holds NaN (as ``torch.multinomial``
+            refuses such a distribution, rather than draw from it).
+
     """
     picks = []
     for chunk in scores.split(_ROWS_PER_CHUNK):
         weights = (chunk - chunk.amax(dim=-1, keepdim=True)).exp()
         # fp64 sums: each token's share of the cumulative sum is exact to ~1e-16.
         cdf = weights.to(torch.float64).cumsum(dim=-1)
+        if not torch.isfinite(cdf[:, -1]).all():
+            raise ValueError("cannot sample: a row of scores is NaN or has no finite value")
         draws = torch.rand((len(chunk), 1), dtype=cdf.dtype, device=cdf.device) * cdf[:, -1:]
         picks.append(torch.searchsorted(cdf, draws, right=True).squeeze(1))
     # A draw rounded up to the total (odds ~1e-16) would point past the end.

@@ -74,6 +74,14 @@ def test_generate_with_the_processors_samples_the_model_at_its_temperature():
         assert_frequencies_match(out[:, -1], probabilities)
 
 
+def test_rows_without_a_finite_score_are_a_clear_error():
+    for bad in (float("nan"), float("-inf")):
+        scores = torch.zeros(10, 5)
+        scores[9] = bad
+        with pytest.raises(ValueError, match="no finite value"):
+            sample_tokens(scores)
+
+
 @pytest.mark.parametrize(
     ("temperature", "top_p"), [(0.0, 1.0), (-1.0, 1.0), (1.0, 0.0), (1.0, 1.5)]
 )
