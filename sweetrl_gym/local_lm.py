@@ -27,6 +27,7 @@ __all__ = [
     "generate_texts",
     "left_pad",
     "model_device",
+    "padding_token_id",
     "place_model",
     "plain_causal_attention",
     "stop_token_ids",
@@ -299,9 +300,7 @@ def generate_texts(
     if streamer is not None and len(prompts) != 1:
         raise ValueError(f"a streamer shows one reply, not {len(prompts)}: pass one prompt")
     ids = tokenizer(list(prompts), add_special_tokens=False)["input_ids"]
-    pad_id = (
-        tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    )
+    pad_id = padding_token_id(tokenizer)
     eos_ids = stop_token_ids(model, tokenizer)
     settings: dict[str, Any] = {"pad_token_id": pad_id, "eos_token_id": eos_ids}
     if streamer is not None:
@@ -737,6 +736,12 @@ def stop_token_ids(model: CausalLM, tokenizer: Tokenizer) -> list[int]:
     ids = list(configured) if isinstance(configured, (list, tuple)) else [configured]
     ids.append(tokenizer.eos_token_id)
     return sorted({i for i in ids if i is not None})
+
+
+def padding_token_id(tokenizer: Tokenizer) -> int:
+    """Return the token that left-pads a batch: the tokenizer's pad token, else its eos."""
+    pad = tokenizer.pad_token_id
+    return pad if pad is not None else tokenizer.eos_token_id
 
 
 def left_pad(rows: list[list[int]], pad_id: int, device: Any) -> tuple[Any, Any]:

@@ -8,7 +8,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DEFAULT_DIR", "print_result", "run_from_command_line", "write_result"]
+__all__ = [
+    "DEFAULT_DIR",
+    "local_model_summary",
+    "print_result",
+    "run_from_command_line",
+    "write_result",
+]
 
 DEFAULT_DIR = Path("runs") / "bench"
 """Where ``sweetrl bench`` and each benchmark run alone write, under the current folder.
@@ -16,6 +22,23 @@ DEFAULT_DIR = Path("runs") / "bench"
 The project's recorded results are kept in ``benchmarks/results/`` (in the repository,
 not in the wheel): copy a run there to record it.
 """
+
+
+def local_model_summary(agent: Any) -> dict[str, str]:
+    """Return the machine (with torch's thread count), model name and dtype of a local agent.
+
+    The first fields of the results of the benchmarks that time a local model's agent.
+    """
+    import torch
+
+    from benchmarks.machine import machine_summary
+
+    model = agent.model
+    return {
+        "machine": f"{machine_summary()}, torch threads {torch.get_num_threads()}",
+        "model": getattr(model, "name_or_path", type(model).__name__),
+        "dtype": str(next(model.parameters()).dtype).removeprefix("torch."),
+    }
 
 
 def write_result(result: dict[str, Any], out: Path | None) -> dict[str, Any]:

@@ -29,9 +29,13 @@ from typing import Any
 
 from agents import collect
 from agents.default_model import load_default_agent
-from benchmarks.machine import machine_summary
-from benchmarks.speed.output import DEFAULT_DIR, print_result, write_result
-from sweetrl_gym.local_lm import left_pad, model_device, stop_token_ids
+from benchmarks.speed.output import (
+    DEFAULT_DIR,
+    local_model_summary,
+    print_result,
+    write_result,
+)
+from sweetrl_gym.local_lm import left_pad, model_device, padding_token_id, stop_token_ids
 
 _RESULTS = DEFAULT_DIR / "rollout_speed.json"
 
@@ -67,7 +71,7 @@ def bare_generate(agent: Any, prompts: list[str], batch_size: int) -> dict[str, 
 
     model, tokenizer = agent.model, agent.tokenizer
     rows = sorted((tokenizer(p, add_special_tokens=False)["input_ids"] for p in prompts), key=len)
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    pad = padding_token_id(tokenizer)
     eos = stop_token_ids(model, tokenizer)  # the agent's stop tokens: tokens are counted alike
     settings = {"max_new_tokens": agent.max_new_tokens, "do_sample": False, "top_k": None}
     settings.update(temperature=None, top_p=None, pad_token_id=pad, eos_token_id=eos)
@@ -165,12 +169,8 @@ def run(
     same_prompts = all(len(b["prompts"]) == g["sequences"] for b, g in zip(batched, bare))
     sequential, batched, bare = _summary(sequential), _summary(batched), _summary(bare)
 
-    import torch
-
     result = {
-        "machine": f"{machine_summary()}, torch threads {torch.get_num_threads()}",
-        "model": getattr(agent.model, "name_or_path", type(agent.model).__name__),
-        "dtype": str(next(agent.model.parameters()).dtype).removeprefix("torch."),
+        **local_model_summary(agent),
         "tasks": tasks,
         "num_envs": num_envs,
         "batch_size": agent.batch_size,

@@ -21,9 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from agents.default_model import load_default_agent
-from benchmarks.machine import machine_summary
-from benchmarks.speed.output import DEFAULT_DIR, print_result, write_result
-from sweetrl_gym.local_lm import left_pad, model_device
+from benchmarks.speed.output import (
+    DEFAULT_DIR,
+    local_model_summary,
+    print_result,
+    write_result,
+)
+from sweetrl_gym.local_lm import left_pad, model_device, padding_token_id
 from sweetrl_gym.sampling import sampling_processors
 from sweetrl_gym.tasks import load_backend_tasks
 
@@ -49,7 +53,7 @@ def time_side(
     import torch
 
     model, tokenizer = agent.model, agent.tokenizer
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    pad = padding_token_id(tokenizer)
     seconds = 0.0
     for start in range(0, len(rows), agent.batch_size):
         input_ids, mask = left_pad(rows[start : start + agent.batch_size], pad, model_device(model))
@@ -120,12 +124,8 @@ def run(
     rates = {side: [round(tokens / s, 1) for s in values] for side, values in seconds.items()}
     median = {side: statistics.median(values) for side, values in rates.items()}
 
-    import torch
-
     result = {
-        "machine": f"{machine_summary()}, torch threads {torch.get_num_threads()}",
-        "model": getattr(agent.model, "name_or_path", type(agent.model).__name__),
-        "dtype": str(next(agent.model.parameters()).dtype).removeprefix("torch."),
+        **local_model_summary(agent),
         "prompts": len(rows),
         "batch_size": agent.batch_size,
         "new_tokens": new_tokens,
