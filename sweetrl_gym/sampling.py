@@ -1,11 +1,10 @@
 """Drawing the next token: one uniform number a row against the cumulative distribution.
 
 ``torch.multinomial`` draws one sample without replacement by giving every vocabulary
-entry an exponential random number and taking the largest ratio: on the CPU that is
-0.7 ms a row for a 49k vocabulary, 24 ms a step at 32 conversations (a sixth of a
-decoding step of the 135M model on two cores). Inverse transform sampling draws from
-the same distribution with one uniform number a row: a cumulative sum and a binary
-search, 1.5 ms a step.
+entry an exponential random number and taking the largest ratio, which on the CPU costs
+a sizeable share of a small model's decoding step (docs/results.md, Speed). Inverse
+transform sampling draws from the same distribution with one uniform number a row: a
+cumulative sum and a binary search.
 
 ``transformers`` samples inside ``generate`` with ``torch.multinomial``, so
 :func:`sampling_processors` hands ``generate`` the temperature and top-p warpers and
@@ -26,7 +25,7 @@ from transformers import (
 __all__ = ["InverseCdfSampler", "sample_tokens", "sampling_processors"]
 
 _ROWS_PER_CHUNK = 8
-"""Rows sampled together: 8 x 49k fp32 stays in the CPU's cache (64 rows at once: 4x slower)."""
+"""Rows sampled together: a few rows of a large vocabulary stay in the CPU's cache."""
 
 
 def sample_tokens(scores: torch.Tensor) -> torch.Tensor:
