@@ -28,7 +28,7 @@ from agents.prompts import (
 )
 from agents.rollout import Episode, collect, plan_episodes
 from agents.scripted import HumanAgent, ImmediateAnswerAgent, OracleAgent, RandomAgent
-from agents.seed_interval import SeedTaskInterval, seed_task_interval
+from agents.seed_interval import SeedTaskInterval, seed_task_interval, seeds_needed
 from agents.served import ServedModel
 from agents.transformers_agent import TransformersAgent
 
@@ -65,5 +65,6 @@ __all__ = [
     "plan_episodes",
     "pooled_paired_difference",
     "seed_task_interval",
+    "seeds_needed",
     "summarize",
 ]

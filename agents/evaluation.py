@@ -246,7 +246,7 @@ def pooled_paired_difference(
     confidence: float = 0.95,
     resamples: int = 2000,
     seed: int = 0,
-) -> dict[str, float]:
+) -> dict[str, float | None]:
     """:func:`paired_difference` over several runs (seeds) of the same comparison.
 
     Every (run, task) is one paired unit and the mean difference is over all of them.
@@ -265,15 +265,18 @@ def pooled_paired_difference(
         As :func:`paired_difference` (``num_tasks`` counts every run's tasks), plus
         ``num_runs``; with several runs also ``success_rate_seed_sd`` (the estimated
         spread of the difference between seeds: the training's noise) and
-        ``success_rate_dof`` (the t quantile's degrees of freedom), and on frontend tasks
-        the same for ``similarity`` (the win rate's interval is a t interval too).
+        ``success_rate_dof`` (the t quantile's degrees of freedom) and
+        ``success_rate_seeds_needed`` (:func:`agents.seeds_needed` at the observed
+        difference: the seeds that would make its interval exclude 0 with 80% power at
+        this spread; ``None`` where none would), and on frontend tasks the same for
+        ``similarity`` (the win rate's interval is a t interval too).
 
     Raises:
         ValueError: If there is no run, a buffer is empty, a run's two buffers hold
             different tasks, or several runs do not all hold the same tasks.
 
     """
-    from agents.seed_interval import seed_task_interval
+    from agents.seed_interval import seed_task_interval, seeds_needed
 
     if not runs:
         raise ValueError("no runs to pool")
@@ -313,7 +316,7 @@ def pooled_paired_difference(
             "these runs differ in their held-out tasks"
         )
     rng = np.random.default_rng(seed)
-    out: dict[str, float] = {}
+    out: dict[str, float | None] = {}
     for name, per_run in tables.items():
         data = np.array([[run[t] for t in tasks] for run in per_run])
         out[f"{name}_diff"] = float(data.mean())
@@ -325,6 +328,7 @@ def pooled_paired_difference(
             if name in ("success_rate", "similarity"):
                 out[f"{name}_seed_sd"] = interval.seed_sd
                 out[f"{name}_dof"] = interval.dof
+                out[f"{name}_seeds_needed"] = seeds_needed(data, confidence=confidence)
         out[f"{name}_diff_ci_low"] = low
         out[f"{name}_diff_ci_high"] = high
     if wins:

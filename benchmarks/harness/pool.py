@@ -204,6 +204,24 @@ def _verdict(versus: Mapping[str, Any], metric: str) -> str:
         f"{paired_cell(versus, metric)}{unit} "
         f"({versus['gained']:.0f} (seed, task) units gained, {versus['lost']:.0f} lost{win}): "
         + ("a real difference" if real else "the interval includes 0 (not a measurable difference)")
+        + ("" if real else _seeds_needed(versus, metric))
+    )
+
+
+def _seeds_needed(versus: Mapping[str, Any], metric: str) -> str:
+    """How many seeds a difference of this size would need, at this spread (a plan)."""
+    key = f"{metric}_seeds_needed"
+    if key not in versus:
+        return ""
+    needed = versus[key]
+    if needed is None:
+        return (
+            "; were the difference this size, more than 200 seeds or more held-out tasks "
+            "would be needed to show it"
+        )
+    return (
+        f"; were the difference this size, about {needed:.0f} seeds at this spread would "
+        "show it (80% power)"
     )
 
 

@@ -242,6 +242,44 @@ def test_seed_task_interval_refuses_bad_tables():
     assert (flat.low, flat.mean, flat.high) == (0.25, 0.25, 0.25)
 
 
+def test_seeds_needed_plans_the_power_it_promises():
+    """The planned seeds make the interval exclude 0 about 80% of the time, fewer less."""
+    from agents import seed_task_interval, seeds_needed
+
+    rng = np.random.default_rng(11)
+    truth = {"mean": 0.04, "seed_sd": 0.05, "task_sd": 0.1, "noise_sd": 0.3}
+    pilot = _synthetic_table(rng, seeds=60, **truth)  # spreads estimated near the truth
+    planned = seeds_needed(pilot, effect=truth["mean"])
+    assert planned is not None and 5 <= planned <= 40
+
+    def power(seeds: int) -> float:
+        tables = (_synthetic_table(rng, seeds=seeds, **truth) for _ in range(300))
+        return float(np.mean([seed_task_interval(t).low > 0 for t in tables]))
+
+    assert 0.68 <= power(planned) <= 0.92
+    assert power(max(2, planned // 3)) < 0.6
+    # A larger effect needs fewer seeds; more power, more.
+    assert seeds_needed(pilot, effect=0.08) < planned < seeds_needed(pilot, effect=0.04, power=0.95)
+
+
+def test_seeds_needed_says_when_no_number_of_seeds_would_do():
+    from agents import seeds_needed
+
+    rng = np.random.default_rng(5)
+    table = _synthetic_table(rng, mean=0.0, seed_sd=0.0, task_sd=0.3, noise_sd=0.3)
+    assert seeds_needed(table, effect=0.0) is None
+    # Tasks shared by every seed: their spread (0.3 / sqrt(320) = 0.017) stays whatever
+    # the seeds, so an effect well inside it is out of reach.
+    assert seeds_needed(table, effect=0.01) is None
+    assert seeds_needed(table, effect=0.2) == 2
+    with pytest.raises(ValueError, match="power"):
+        seeds_needed(table, power=1.0)
+    with pytest.raises(ValueError, match="max_seeds"):
+        seeds_needed(table, max_seeds=1)
+    with pytest.raises(ValueError, match="at least 2"):
+        seeds_needed(np.zeros((1, 10)))
+
+
 def test_clustered_bootstrap_draws_a_cluster_whole():
     values = [0.0] * 50 + [1.0] * 50
     low, high = bootstrap_ci(values)

@@ -104,10 +104,16 @@ def test_compare_smoke_end_to_end_over_seeds_and_resume(tmp_path, capsys):
         assert versus["num_runs"] == 2 and versus["num_tasks"] == 8, name
         assert versus["success_rate_diff_ci_low"] <= versus["success_rate_diff_ci_high"]
         assert pooled["methods"][name]["control"] == name.startswith("sweet-rl-")
+        needed = versus["success_rate_seeds_needed"]
+        assert needed is None or needed >= 2, name
     assert "versus_sweet_rl" in pooled["methods"]["sweet-rl-random"]
     assert "versus_sweet_rl" not in pooled["methods"]["sweet-rl"]
     report = (whole / "pooled.md").read_text()
     assert "Control: SWEET-RL, pairs ranked at random vs SWEET-RL:" in report
+    # Every verdict that is not measurable says what a measurement would take.
+    for line in report.splitlines():
+        if "(not a measurable difference)" in line:
+            assert "would be needed to show it" in line or "would show it (80% power)" in line
 
     # A second run resumes: nothing is trained or evaluated again.
     stamps = {
