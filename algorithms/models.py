@@ -16,6 +16,7 @@ from sweetrl_gym.model_types import CausalLM, Tokenizer
 __all__ = [
     "ValueHeadModel",
     "clone_model",
+    "enable_activation_checkpointing",
     "encode_texts",
     "load_weights",
     "save_causal_lm",
@@ -82,6 +83,20 @@ def encode_texts(
     return input_ids, attention_mask
 
 
+def enable_activation_checkpointing(model: nn.Module) -> None:
+    """Recompute each layer's activations in the backward pass instead of keeping them.
+
+    transformers 5 calls this activation checkpointing (the old name, gradient
+    checkpointing, warns and goes in v6); earlier versions know only the old name.
+    Non-reentrant, so that inputs need not require gradients (frozen embeddings, LoRA).
+    """
+    kwargs = {"use_reentrant": False}
+    if hasattr(model, "activation_checkpointing_enable"):
+        model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
+    elif hasattr(model, "gradient_checkpointing_enable"):
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
+
+
 class ValueHeadModel(nn.Module):
     """Scalar heads on a causal LM's last hidden state at the last real token.
 
@@ -112,9 +127,9 @@ class ValueHeadModel(nn.Module):
             nn.init.zeros_(self.heads.bias)
         self.heads.to(device=param.device, dtype=torch.float32)
 
-    def gradient_checkpointing_enable(self, **kwargs: Any) -> None:
-        """Turn on gradient checkpointing in the backbone."""
-        self.lm.gradient_checkpointing_enable(**kwargs)
+    def activation_checkpointing_enable(self, **_: Any) -> None:
+        """Turn on activation checkpointing in the backbone."""
+        enable_activation_checkpointing(self.lm)
 
     def forward(
         self,

@@ -28,6 +28,7 @@ from tqdm.auto import tqdm
 from algorithms.batches import length_grouped_order
 from algorithms.config import TrainingConfig, resolve_mixed_precision
 from algorithms.logger import MetricsLogger
+from algorithms.models import enable_activation_checkpointing
 from algorithms.run_directory import RunDirectory
 from sweetrl_gym.local_lm import model_device
 from sweetrl_gym.processes import process_state
@@ -239,8 +240,8 @@ def restore_forward(model: torch.nn.Module, own_forward: Any) -> None:
 
 def _ready_for_training(model: torch.nn.Module, name: str, gradient_checkpointing: bool) -> None:
     """Put ``model`` in training mode, its trainable weights in fp32 (see upcast_trainable)."""
-    if gradient_checkpointing and hasattr(model, "gradient_checkpointing_enable"):
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    if gradient_checkpointing:
+        enable_activation_checkpointing(model)
     model.train()
     if not any(p.requires_grad for p in model.parameters()):
         raise ValueError(f"stage {name!r}: the model has no trainable parameters")

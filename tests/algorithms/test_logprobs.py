@@ -564,7 +564,9 @@ def test_a_pair_in_one_row_scores_and_trains_as_two_plain_rows(tiny, attention, 
     model, _ = make_tiny_lm()
     model.config._attn_implementation = attention
     if checkpointing:
-        model.gradient_checkpointing_enable()
+        from algorithms.models import enable_activation_checkpointing
+
+        enable_activation_checkpointing(model)
         model.train()
     packed, plain = _pair_rows(tiny)
     assert len(packed) == len(PAIRS) and len(plain) == 2 * len(PAIRS)

@@ -1,7 +1,9 @@
+import warnings
+
 import pytest
 
-from algorithms.models import encode_texts
-from tests.tiny_lm import make_tiny_tokenizer
+from algorithms.models import ValueHeadModel, enable_activation_checkpointing, encode_texts
+from tests.tiny_lm import make_tiny_lm, make_tiny_tokenizer
 
 
 @pytest.fixture(scope="module")
@@ -36,3 +38,19 @@ def test_encode_texts_rejects_nothing_to_encode(tokenizer):
         encode_texts(tokenizer, [], max_length=8)
     with pytest.raises(ValueError, match="empty"):
         encode_texts(tokenizer, [""], max_length=8)
+
+
+def _checkpointing(model):
+    on = getattr(model, "is_activation_checkpointing", None)  # transformers 5's name
+    return model.is_gradient_checkpointing if on is None else on
+
+
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_activation_checkpointing_turns_on_without_a_deprecated_name(wrapped):
+    lm, _ = make_tiny_lm()
+    model = ValueHeadModel(lm) if wrapped else lm
+    assert not _checkpointing(lm)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)  # the old name warns in transformers 5
+        enable_activation_checkpointing(model)
+    assert _checkpointing(lm)
