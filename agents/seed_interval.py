@@ -123,8 +123,8 @@ def seeds_needed(
 
     Returns:
         The smallest number of seeds (at least 2) that suffices, or ``None`` when none up
-        to ``max_seeds`` does: ``effect`` is 0, or the tasks' own spread (which more seeds
-        do not shrink) is too wide for it.
+        to ``max_seeds`` does: ``effect`` is 0, the tasks' own spread (which more seeds
+        do not shrink) is too wide for it, or the seeds' would need more.
 
     Raises:
         ValueError: As :func:`seed_task_interval`; also for a bad ``power`` or
