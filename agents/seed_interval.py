@@ -79,6 +79,7 @@ def seed_task_interval(differences: Any, *, confidence: float = 0.95) -> SeedTas
     seeds, tasks = data.shape
     mean_squares, dofs = _mean_squares(data)
     variance, dof = _variance_and_dof(mean_squares, dofs, seeds, tasks)
+    seed_var, task_var, residual_var = _spreads(mean_squares, seeds, tasks)
     grand = float(data.mean())
     if variance > 0:
         half = float(student_t.ppf(0.5 + confidence / 2.0, dof)) * np.sqrt(variance)
@@ -89,9 +90,9 @@ def seed_task_interval(differences: Any, *, confidence: float = 0.95) -> SeedTas
         low=float(grand - half),
         high=float(grand + half),
         dof=float(dof),
-        seed_sd=float(np.sqrt(max(0.0, (mean_squares[0] - mean_squares[2]) / tasks))),
-        task_sd=float(np.sqrt(max(0.0, (mean_squares[1] - mean_squares[2]) / seeds))),
-        residual_sd=float(np.sqrt(mean_squares[2])),
+        seed_sd=float(np.sqrt(seed_var)),
+        task_sd=float(np.sqrt(task_var)),
+        residual_sd=float(np.sqrt(residual_var)),
         standard_error=float(np.sqrt(max(variance, 0.0))),
     )
 
@@ -144,9 +145,7 @@ def seeds_needed(
     if target == 0.0:
         return None
     mean_squares, _ = _mean_squares(data)
-    residual = mean_squares[2]
-    seed_var = max(0.0, (mean_squares[0] - residual) / tasks)
-    task_var = max(0.0, (mean_squares[1] - residual) / seeds)
+    seed_var, task_var, residual = _spreads(mean_squares, seeds, tasks)
     for planned in range(2, max_seeds + 1):
         # The mean squares a table of `planned` seeds would have on average.
         expected = np.array([tasks * seed_var + residual, planned * task_var + residual, residual])
@@ -187,6 +186,14 @@ def _mean_squares(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         ]
     )
     return squares / dofs, dofs
+
+
+def _spreads(mean_squares: np.ndarray, seeds: int, tasks: int) -> tuple[float, float, float]:
+    """Variances of the seed effect, the task effect and the residual (none below 0)."""
+    residual = float(mean_squares[2])
+    seed_var = max(0.0, (float(mean_squares[0]) - residual) / tasks)
+    task_var = max(0.0, (float(mean_squares[1]) - residual) / seeds)
+    return seed_var, task_var, residual
 
 
 def _variance_and_dof(
