@@ -258,7 +258,12 @@ def build_parser() -> argparse.ArgumentParser:
     text = "Pool comparisons of one config run with different seeds (paired, per task)."
     pool = commands.add_parser("pool", help=text, description=text)
     pool.set_defaults(handler=_pool)
-    pool.add_argument("runs", nargs="+", metavar="RUN_DIR", help="folders of 'sweetrl compare'")
+    pool.add_argument(
+        "runs",
+        nargs="+",
+        metavar="RUN",
+        help="folders of 'sweetrl compare', or their results.json files kept alone",
+    )
     pool.add_argument("--out", metavar="DIR", help="also write pooled.json and pooled.md here")
     pool.add_argument(
         "--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks of errors"

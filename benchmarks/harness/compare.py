@@ -33,6 +33,7 @@ import sweetrl_gym  # noqa: F401 - registers the environments
 from benchmarks.harness.controls import TURN_PAIRS, fit_control, is_control, write_turn_pairs
 from benchmarks.harness.critic_example import critic_example
 from benchmarks.harness.folder_lock import folder_lock
+from benchmarks.harness.outcomes import episode_outcomes
 from benchmarks.harness.pair_signal import env_similarity, turn_pair_signal
 from benchmarks.harness.policies import (
     WARM_START,
@@ -404,7 +405,8 @@ def _run_comparison(config: Mapping[str, Any], out: Path, progress: bool) -> dic
         del agent
         gc.collect()
     base = WARM_START if WARM_START in evals else "zero-shot"
-    versus = _versus_base(out, base, [n for n in names if n != base], config["seed"])
+    episodes = {name: TrajectoryBuffer.load(out / "eval" / f"{name}.jsonl") for name in names}
+    versus = _versus_base(episodes, base, config["seed"])
 
     example = (
         critic_example(out, buffer) if fits.get("sweet-rl", {}).get("status") == "trained" else None
@@ -417,6 +419,8 @@ def _run_comparison(config: Mapping[str, Any], out: Path, progress: bool) -> dic
     for name in [*names, *[m for m in config["methods"]["run"] if m not in names]]:
         fit = warm["fit"] if warm is not None and name == WARM_START else fits.get(name)
         methods[name] = {"eval": evals.get(name), "fit": fit, "versus_base": versus.get(name)}
+        if name in episodes:  # what pooling reads, kept where the episodes are not
+            methods[name]["outcomes"] = episode_outcomes(episodes[name])
     results = {
         "name": config["name"],
         "config": dict(config),
@@ -527,17 +531,15 @@ def _collect_train(
 
 
 def _versus_base(
-    out: Path, base: str, names: Iterable[str], seed: int
+    episodes: Mapping[str, TrajectoryBuffer], base: str, seed: int
 ) -> dict[str, dict[str, float]]:
     """Paired differences of each method's evaluation from the base's, on the same tasks."""
     from agents import paired_difference
 
-    reference = TrajectoryBuffer.load(out / "eval" / f"{base}.jsonl")
     return {
-        name: paired_difference(
-            TrajectoryBuffer.load(out / "eval" / f"{name}.jsonl"), reference, seed=seed
-        )
-        for name in names
+        name: paired_difference(buffer, episodes[base], seed=seed)
+        for name, buffer in episodes.items()
+        if name != base
     }
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from agents.evaluation import SIMILARITY_MARGIN
 from benchmarks.harness.controls import SOURCE, is_control
+from benchmarks.harness.outcomes import outcome_buffer
 from benchmarks.harness.report import (
     LABELS,
     format_value,
@@ -42,8 +43,10 @@ def pool_runs(run_dirs: Sequence[str | Path], *, seed: int = 0) -> dict[str, Any
     """Pool finished comparisons of one config that differ only in their seed.
 
     Args:
-        run_dirs: Folders written by ``sweetrl compare`` (each has ``results.json`` and
-            ``eval/<method>.jsonl``), every one evaluated on the same tasks.
+        run_dirs: Folders written by ``sweetrl compare``, or their ``results.json`` files
+            kept alone (each evaluated episode's outcome is in it: the folder's
+            ``eval/<method>.jsonl`` need not outlive the run), every one evaluated on the
+            same tasks.
         seed: Seed of the bootstrap (one run only).
 
     Returns:
@@ -80,7 +83,7 @@ def pool_runs(run_dirs: Sequence[str | Path], *, seed: int = 0) -> dict[str, Any
     left_out = sorted({m for names_run in evaluated for m in names_run} - set(names))
 
     def versus(name: str, other: str) -> dict[str, float]:
-        pairs = [(_episodes(d, name), _episodes(d, other)) for d in dirs]
+        pairs = [(_episodes(d, r, name), _episodes(d, r, other)) for d, r in zip(dirs, results)]
         return pooled_paired_difference(pairs, seed=seed)
 
     methods: dict[str, Any] = {}
@@ -244,21 +247,37 @@ def write_pooled(pooled: Mapping[str, Any], out: str | Path) -> None:
     (folder / "pooled.md").write_text(render_pooled(pooled), encoding="utf-8")
 
 
-def _results(directory: Path) -> dict[str, Any]:
-    path = directory / "results.json"
+def _results(run: Path) -> dict[str, Any]:
+    """Read a run's ``results.json`` (``run`` is its folder or the file itself)."""
+    path = run if run.is_file() else run / "results.json"
     if not path.is_file():
-        raise ValueError(f"{directory}: no results.json (is the comparison finished?)")
+        raise ValueError(f"{run}: no results.json (is the comparison finished?)")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        results = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise ValueError(f"{path}: not a comparison's results ({err})") from err
+    if not isinstance(results, dict) or not isinstance(results.get("methods"), dict):
+        raise ValueError(f"{path}: not a comparison's results (no methods)")
+    return results
 
 
-def _episodes(directory: Path, method: str) -> TrajectoryBuffer:
-    path = directory / "eval" / f"{method}.jsonl"
-    if not path.is_file():
-        raise ValueError(f"{directory}: no evaluation episodes of {method!r} ({path})")
-    return TrajectoryBuffer.load(path)
+def _episodes(run: Path, results: Mapping[str, Any], method: str) -> TrajectoryBuffer:
+    """Return a method's evaluation episodes: a folder's file, else the kept outcomes.
+
+    A ``results.json`` given alone is read alone: a folder it was copied into may hold
+    another run's episodes.
+    """
+    path = run / "eval" / f"{method}.jsonl"
+    if run.is_dir() and path.is_file():
+        return TrajectoryBuffer.load(path)
+    outcomes = (results["methods"].get(method) or {}).get("outcomes")
+    if outcomes is None:
+        where = f"no evaluation episodes of {method!r} ({path}), and its" if run.is_dir() else ""
+        raise ValueError(
+            f"{run}: {where or 'its'} results.json keeps no outcomes of {method!r} "
+            "(written before they were kept)"
+        )
+    return outcome_buffer(outcomes, where=f"{run}, {method!r}")
 
 
 def _check_same_config(dirs: Sequence[Path], results: Sequence[Mapping[str, Any]]) -> None:

@@ -114,6 +114,20 @@ def test_compare_smoke_end_to_end_over_seeds_and_resume(tmp_path, capsys):
     for line in report.splitlines():
         if "(not a measurable difference)" in line:
             assert "would be needed to show it" in line or "would show it (80% power)" in line
+    # The reports alone pool as the run folders do: each episode's outcome is kept in them.
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    for name, folder in (("a.json", out), ("b.json", whole / "seed-1")):
+        (kept / name).write_text((folder / "results.json").read_text())
+    assert main(["pool", str(kept / "a.json"), str(kept / "b.json"), "--out", str(kept)]) == 0
+    assert json.loads((kept / "pooled.json").read_text())["methods"] == pooled["methods"]
+    # A report without them (written by older code) says so, rather than pooling nothing.
+    stale = json.loads((kept / "b.json").read_text())
+    del stale["methods"]["rft"]["outcomes"]
+    (kept / "b.json").write_text(json.dumps(stale))
+    capsys.readouterr()
+    assert main(["pool", str(kept / "a.json"), str(kept / "b.json")]) != 0
+    assert "keeps no outcomes of 'rft'" in capsys.readouterr().err
 
     # A second run resumes: nothing is trained or evaluated again.
     stamps = {
@@ -575,6 +589,12 @@ def test_frontend_smoke_compares_every_method_on_similarity(tmp_path):
     assert "![pages](pages.png)" in report
     with Image.open(out / "pages.png") as panel:
         assert panel.size == (3 * 320, 4 * (480 + 22))
+
+    # Each evaluated page's similarity is kept in the report, so the report alone pools.
+    pages = TrajectoryBuffer.load(out / "eval" / "sweet-rl.jsonl")
+    kept = results["methods"]["sweet-rl"]["outcomes"]
+    assert kept["similarity"] == [t.metadata["similarity"] for t in pages]
+    assert kept["task_id"] == [t.task_id for t in pages]
 
     # The seeds pooled on similarity: per (seed, task), gained / lost by the margin, win rates.
     pooled = json.loads((whole / "pooled.json").read_text())
