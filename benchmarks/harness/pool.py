@@ -82,9 +82,11 @@ def pool_runs(run_dirs: Sequence[str | Path], *, seed: int = 0) -> dict[str, Any
     names = [m for m in evaluated[0] if all(m in names for names in evaluated[1:])]
     left_out = sorted({m for names_run in evaluated for m in names_run} - set(names))
 
+    # Each method's episodes per run, read once: the base and SWEET-RL pair with many.
+    episodes = {name: [_episodes(d, r, name) for d, r in zip(dirs, results)] for name in names}
+
     def versus(name: str, other: str) -> dict[str, float]:
-        pairs = [(_episodes(d, r, name), _episodes(d, r, other)) for d, r in zip(dirs, results)]
-        return pooled_paired_difference(pairs, seed=seed)
+        return pooled_paired_difference(list(zip(episodes[name], episodes[other])), seed=seed)
 
     methods: dict[str, Any] = {}
     for name in names:
@@ -272,9 +274,9 @@ def _episodes(run: Path, results: Mapping[str, Any], method: str) -> TrajectoryB
         return TrajectoryBuffer.load(path)
     outcomes = (results["methods"].get(method) or {}).get("outcomes")
     if outcomes is None:
-        where = f"no evaluation episodes of {method!r} ({path}), and its" if run.is_dir() else ""
+        found = f"no evaluation episodes of {method!r} ({path}), and its" if run.is_dir() else "its"
         raise ValueError(
-            f"{run}: {where or 'its'} results.json keeps no outcomes of {method!r} "
+            f"{run}: {found} results.json keeps no outcomes of {method!r} "
             "(written before they were kept)"
         )
     return outcome_buffer(outcomes, where=f"{run}, {method!r}")
