@@ -216,6 +216,7 @@ class _Handler(BaseHTTPRequestHandler):
             )
             state.in_flight += 1
             state.max_in_flight = max(state.max_in_flight, state.in_flight)
+        self._in_flight = True
         try:
             state.stopping.wait(state.delay_s + (fault.delay_s if fault else 0.0))
             if state.stopping.is_set():
@@ -224,6 +225,14 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client gave up (e.g. its timeout fired first)
         finally:
+            self._leave_flight()
+
+    def _leave_flight(self) -> None:
+        # Called before the answer's bytes go out: once the client has them it may send
+        # its next request, which must not be counted beside this finished one.
+        if getattr(self, "_in_flight", False):
+            self._in_flight = False
+            state: _State = self.server.state  # type: ignore[attr-defined]
             with state.lock:
                 state.in_flight -= 1
 
@@ -294,6 +303,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(payload)))
         for name, value in (headers or {}).items():
             self.send_header(name, value)
+        self._leave_flight()
         self.end_headers()
         self.wfile.write(payload)
 
