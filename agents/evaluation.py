@@ -125,7 +125,7 @@ def summarize(
     if len(buffer) == 0:
         raise ValueError("cannot summarize an empty buffer")
     groups = list(buffer.group_by_task().values())
-    score_name = "similarity" if all("similarity" in t.metadata for t in buffer) else "tests_passed"
+    score_name = "tests_passed" if buffer.similarities() is None else "similarity"
     per_task = {
         "success_rate": [np.mean([t.success for t in g]) for g in groups],
         score_name: [np.mean([t.reward for t in g]) for g in groups],
@@ -291,7 +291,7 @@ def pooled_paired_difference(
             only = sorted(set(mine) ^ set(theirs))[:3]
             where = f" in run {run}" if len(runs) > 1 else ""
             raise ValueError(f"the two evaluations hold different tasks{where} (e.g. {only})")
-        frontend = all("similarity" in t.metadata for t in buffer)
+        frontend = buffer.similarities() is not None
         score = "similarity" if frontend else "tests_passed"
         values = {
             "success_rate": lambda g: np.mean([t.success for t in g]),

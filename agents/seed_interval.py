@@ -29,7 +29,18 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["SeedTaskInterval", "seed_task_interval", "seeds_needed"]
+__all__ = [
+    "MAX_PLANNED_SEEDS",
+    "PLANNING_POWER",
+    "SeedTaskInterval",
+    "seed_task_interval",
+    "seeds_needed",
+]
+
+#: The power :func:`seeds_needed` plans for by default.
+PLANNING_POWER = 0.8
+#: The most seeds :func:`seeds_needed` considers by default.
+MAX_PLANNED_SEEDS = 200
 
 
 @dataclass(frozen=True)
@@ -102,8 +113,8 @@ def seeds_needed(
     *,
     effect: float | None = None,
     confidence: float = 0.95,
-    power: float = 0.8,
-    max_seeds: int = 200,
+    power: float = PLANNING_POWER,
+    max_seeds: int = MAX_PLANNED_SEEDS,
 ) -> int | None:
     """Return how many seeds would make the pooled interval exclude 0, as a plan.
 

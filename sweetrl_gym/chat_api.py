@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sweetrl_gym.messages import validate_messages
+from sweetrl_gym.setting_types import is_finite_number
 
 __all__ = [
     "ChatAPIError",
@@ -558,7 +559,7 @@ def check_base_url(base_url: str) -> str:
 
 
 def _check_number(name: str, value: Any, *, positive: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    if not is_finite_number(value):
         raise ValueError(f"{name} must be a finite number, got {value!r}")
     if value < 0 or (positive and value == 0):
         raise ValueError(f"{name} must be {'> 0' if positive else '>= 0'}, got {value!r}")

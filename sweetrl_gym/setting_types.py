@@ -7,13 +7,27 @@ config files can be checked without importing torch.
 
 from __future__ import annotations
 
+import math
 import types
 import typing
 from typing import Any
 
-__all__ = ["describe_type", "matches_type"]
+__all__ = ["describe_type", "is_finite_number", "matches_type"]
 
 _NAMES = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
+
+
+def is_finite_number(value: Any) -> bool:
+    """Whether ``value`` is an int or float other than NaN and infinity (a bool is not).
+
+    Args:
+        value: A value read from a setting, a file or a server's answer.
+
+    Returns:
+        Whether arithmetic on it means what it says.
+
+    """
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def matches_type(value: Any, hint: Any) -> bool:

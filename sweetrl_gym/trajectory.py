@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import IO, Any, overload
 
 from sweetrl_gym.atomic_write import write_atomically
+from sweetrl_gym.setting_types import is_finite_number
 
 __all__ = [
     "TRAJECTORY_FORMAT",
@@ -412,6 +413,18 @@ class TrajectoryBuffer(Sequence[Trajectory]):
             groups.setdefault(trajectory.task_id, TrajectoryBuffer()).append(trajectory)
         return groups
 
+    def similarities(self) -> list[float] | None:
+        """Each episode's final similarity to its target, when the buffer is Frontend's.
+
+        Returns:
+            ``metadata["similarity"]`` of every trajectory, in order, or ``None`` when the
+            buffer is empty or any episode lacks one (a Backend buffer is scored by tests).
+
+        """
+        if not self._items or any("similarity" not in t.metadata for t in self._items):
+            return None
+        return [float(t.metadata["similarity"]) for t in self._items]
+
     def turns(self) -> Iterator[tuple[Trajectory, Turn]]:
         """Iterate over every (trajectory, turn) pair."""
         for trajectory in self._items:
@@ -599,7 +612,7 @@ def _text(value: Any, what: str) -> str:
 
 
 def _number(value: Any, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if not is_finite_number(value):
         raise TrajectoryFormatError(f"{what} must be a finite number, got {value!r}")
     return float(value)
 

@@ -197,3 +197,22 @@ def test_bad_files_name_file_and_line(tmp_path, collected):
         TrajectoryBuffer.from_official_jsonl(path)
     with pytest.raises(FileNotFoundError):
         TrajectoryBuffer.load(tmp_path / "missing.jsonl")
+
+
+def test_similarities_are_given_only_when_every_episode_has_one(collected):
+    def page(task_id, similarity):
+        return Trajectory(
+            task_id=task_id,
+            turns=[],
+            messages=[],
+            reward=similarity,
+            success=False,
+            answer="",
+            metadata={"similarity": similarity},
+        )
+
+    pages = TrajectoryBuffer([page("a", 0.25), page("b", 0.5)])
+    assert pages.similarities() == [0.25, 0.5]
+    assert collected.similarities() is None  # Backend episodes are scored by their tests
+    assert TrajectoryBuffer([*pages, collected[0]]).similarities() is None
+    assert TrajectoryBuffer().similarities() is None

@@ -10,10 +10,10 @@ two ``results.json`` files.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
+from sweetrl_gym.setting_types import is_finite_number
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer
 
 __all__ = ["episode_outcomes", "outcome_buffer"]
@@ -37,8 +37,9 @@ def episode_outcomes(buffer: TrajectoryBuffer) -> dict[str, list[Any]]:
         "reward": [float(t.reward) for t in buffer],
         "success": [bool(t.success) for t in buffer],
     }
-    if len(buffer) and all("similarity" in t.metadata for t in buffer):
-        columns["similarity"] = [float(t.metadata["similarity"]) for t in buffer]
+    similarities = buffer.similarities()
+    if similarities is not None:
+        columns["similarity"] = similarities
     return columns
 
 
@@ -79,7 +80,7 @@ def outcome_buffer(outcomes: Mapping[str, Any], where: str = "outcomes") -> Traj
         if (
             not isinstance(task_id, str)
             or not isinstance(success, bool)
-            or not all(_is_number(x) for x in numbers)
+            or not all(is_finite_number(x) for x in numbers)
         ):
             raise ValueError(f"{where}: a malformed episode {list(row)!r}")
         metadata = {"similarity": float(similarity[0])} if similarity else {}
@@ -95,7 +96,3 @@ def outcome_buffer(outcomes: Mapping[str, Any], where: str = "outcomes") -> Traj
             )
         )
     return TrajectoryBuffer(trajectories)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)

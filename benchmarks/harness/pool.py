@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.evaluation import SIMILARITY_MARGIN
+from agents.seed_interval import MAX_PLANNED_SEEDS, PLANNING_POWER
 from benchmarks.harness.controls import SOURCE, is_control
 from benchmarks.harness.outcomes import outcome_buffer
 from benchmarks.harness.report import (
@@ -221,12 +222,12 @@ def _seeds_needed(versus: Mapping[str, Any], metric: str) -> str:
     needed = versus[key]
     if needed is None:
         return (
-            "; were the difference this size, more than 200 seeds or more held-out tasks "
-            "would be needed to show it"
+            f"; were the difference this size, more than {MAX_PLANNED_SEEDS} seeds or more "
+            "held-out tasks would be needed to show it"
         )
     return (
         f"; were the difference this size, about {needed:.0f} seeds at this spread would "
-        "show it (80% power)"
+        f"show it ({PLANNING_POWER:.0%} power)"
     )
 
 
