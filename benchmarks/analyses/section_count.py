@@ -40,10 +40,10 @@ __all__ = ["VARIANTS", "main", "section_count_scores", "section_variants", "summ
 
 RESULTS = Path("runs") / "analyses" / "section_count.json"
 
-VARIANTS = ("two_missing", "one_missing", "all_facts", "one_extra", "two_extra")
-"""The all-facts skeleton, with sections taken out of its middle or copies put in."""
-
 _CHANGES = {"two_missing": -2, "one_missing": -1, "all_facts": 0, "one_extra": 1, "two_extra": 2}
+
+VARIANTS = tuple(_CHANGES)
+"""The all-facts skeleton, with sections taken out of its middle or copies put in."""
 
 
 def section_variants(sketch: PageSketch) -> dict[str, PageSketch]:
