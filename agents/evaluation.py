@@ -269,7 +269,7 @@ def pooled_paired_difference(
         ``success_rate_seeds_needed`` (:func:`agents.seeds_needed` at the observed
         difference: the seeds that would make its interval exclude 0 with 80% power at
         this spread; ``None`` where none would), and on frontend tasks the same for
-        ``similarity`` (the win rate's interval is a t interval too).
+        ``similarity`` (the win rate's interval is a t interval too, cut to [0, 1]).
 
     Raises:
         ValueError: If there is no run, a buffer is empty, a run's two buffers hold
@@ -338,7 +338,9 @@ def pooled_paired_difference(
             low, high = bootstrap_ci(data[0], confidence=confidence, resamples=resamples, rng=rng)
         else:
             interval = seed_task_interval(data - 0.5, confidence=confidence)
-            low, high = interval.low + 0.5, interval.high + 0.5
+            # A t interval over few seeds can reach past a share's bounds; a share lies
+            # in [0, 1], so cutting it there loses no coverage.
+            low, high = max(interval.low + 0.5, 0.0), min(interval.high + 0.5, 1.0)
         out["win_rate_ci_low"], out["win_rate_ci_high"] = low, high
     out["gained"] = float(gained)
     out["lost"] = float(lost)

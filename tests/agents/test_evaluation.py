@@ -321,6 +321,12 @@ def test_frontend_tasks_are_gained_or_lost_beyond_a_margin_and_give_a_win_rate()
     assert pooled["win_rate"] == pytest.approx(((10 + 12.5) + (25 / 2)) / 80)
     assert pooled["win_rate_ci_low"] < 0.5 < pooled["win_rate_ci_high"]
     assert pooled["similarity_seed_sd"] > 0 and pooled["gained"] == 10 and pooled["lost"] == 20
+    # Two seeds that disagree wholly: the t interval (one degree of freedom) reaches far
+    # past [0, 1]; a share's interval stays within it.
+    better = TrajectoryBuffer([_page(f"p{i}", 0.6) for i in range(40)])
+    split = pooled_paired_difference([(better, base), (worse, base)], seed=0)
+    assert split["win_rate"] == pytest.approx((40 + 12.5) / 80)
+    assert split["win_rate_ci_low"] == 0.0 and split["win_rate_ci_high"] == 1.0
     # Backend results carry no win rate: a task is gained only when it is solved.
     assert "win_rate" not in paired_difference(
         TrajectoryBuffer([fake("t", 1.0)]), TrajectoryBuffer([fake("t", 0.0)])
