@@ -81,7 +81,7 @@ from algorithms.losses import (
     value_regression_loss,
 )
 from algorithms.models import ValueHeadModel, clone_model
-from algorithms.trainer import Stage
+from algorithms.trainer import Stage, upcast_trainable
 from sweetrl_gym.model_types import CausalLM, Tokenizer
 from sweetrl_gym.processes import process_state
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn
@@ -273,6 +273,7 @@ class ArCHer(Algorithm):
         else:
             lm, self._critic_tokenizer = load_causal_lm(source, what="critic_model")
             lm.to(_device(self.policy.model))
+            upcast_trainable(lm)  # its target copy computes as the trained critic will
         return ValueHeadModel(lm, num_heads=3)
 
     @property
@@ -469,7 +470,8 @@ class ArCHer(Algorithm):
     ) -> tuple[torch.Tensor, dict[str, float]]:
         q, v = batch.read(model)
         q1, q2, v = q[:, _Q1], q[:, _Q2], v[:, _V]
-        with torch.no_grad():
+        # The target under the training's autocast, as the prepared critic's forward runs.
+        with torch.no_grad(), self.trainer.autocast():
             target_q, target_v = batch.read(self._target)
             following = batch.next_turn.to(v.device)
             next_v = torch.where(

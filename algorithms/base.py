@@ -42,7 +42,7 @@ from algorithms.lora import (
 )
 from algorithms.models import load_weights, save_causal_lm
 from algorithms.run_directory import RunDirectory, fingerprint
-from algorithms.trainer import Stage, Trainer, leave_cpu
+from algorithms.trainer import Stage, Trainer, leave_cpu, upcast_trainable
 from sweetrl_gym.model_types import CausalLM, Tokenizer
 from sweetrl_gym.processes import process_state
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn
@@ -176,7 +176,7 @@ class Algorithm(ABC):
         buffer = buffer if isinstance(buffer, TrajectoryBuffer) else TrajectoryBuffer(buffer)
         require_items(buffer, "the buffer is empty; collect trajectories first (agents.collect)")
         self.stopped = False
-        self._setup_lora()
+        self._ready_policy()
         data = [t.to_dict() for t in buffer]
         # The trainer lives exactly as long as this call: every stage of the fit uses it.
         trainer = self._fit_trainer = self._make_trainer(data, resume=resume, persistent=True)
@@ -199,10 +199,19 @@ class Algorithm(ABC):
             callback.on_fit_end(self, self.metrics)
         return self.metrics
 
-    def _setup_lora(self) -> None:
-        """With ``lora_rank > 0``, make the policy an adapter on its (frozen) model."""
+    def _ready_policy(self) -> None:
+        """Give the policy the form it trains in, before any frozen reference reads it.
+
+        With ``lora_rank > 0`` it becomes an adapter on its (frozen) model. Its trainable
+        half-precision weights become fp32 master weights (:func:`upcast_trainable`) now
+        rather than when its stage starts, so that a reference taken from it (a DPO
+        reference pass, SWEET-RL's critic start) computes as the trained copy does and an
+        unmoved policy has margin 0: bf16 weights under bf16 autocast differ from their
+        fp32 copies by rounding (up to ~4e-4 per pair on SmolLM2, the size of the signal).
+        """
         if self.config.lora_rank and not is_peft_model(self.policy.model):
             self.policy.model = add_adapter(self.policy.model, POLICY_ADAPTER, self.config)
+        upcast_trainable(self.policy.model)
 
     def _make_trainer(self, data: Any, *, resume: bool, persistent: bool) -> Trainer:
         from accelerate.utils import set_seed
@@ -259,7 +268,7 @@ class Algorithm(ABC):
         if self._fit_trainer is not None:
             yield self._fit_trainer
             return
-        self._setup_lora()
+        self._ready_policy()
         trainer = self._fit_trainer = self._make_trainer(data, resume=resume, persistent=resume)
         try:
             yield trainer

@@ -91,7 +91,7 @@ from algorithms.pairs import (
     trajectory_pairs,
     turn_pairs,
 )
-from algorithms.trainer import Stage
+from algorithms.trainer import Stage, upcast_trainable
 from sweetrl_gym.actions import extract_html, parse_action
 from sweetrl_gym.model_types import CausalLM
 from sweetrl_gym.processes import process_state
@@ -422,6 +422,7 @@ class SweetRL(Algorithm):
         else:
             lm = load_model(config.critic_model, what="critic_model")
             lm.to(next(self.policy.model.parameters()).device)
+            upcast_trainable(lm)  # its start computes as the trained copy will (_ready_policy)
             self._critic_start = clone_model(lm)
             self._critic_start.requires_grad_(False)
         self.critic = ValueHeadModel(lm, 1) if config.critic_head == "value" else lm
