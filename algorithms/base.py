@@ -353,11 +353,31 @@ class Algorithm(ABC):
         return self.policy.format_prompts([turn.messages for turn in turns])
 
     def encode(
-        self, prompts: Sequence[str], actions: Sequence[str], tokenizer: Tokenizer | None = None
+        self,
+        prompts: Sequence[str],
+        actions: Sequence[str],
+        tokenizer: Tokenizer | None = None,
+        *,
+        max_length: int | None = None,
+        whole_sequence: bool = False,
     ) -> TokenizedTurns:
-        """Tokenize (prompt, action) pairs, one row each, with ``max_length`` from the config."""
+        """Tokenize (prompt, action) pairs, one row each.
+
+        Args:
+            prompts: Formatted prompts.
+            actions: One action per prompt.
+            tokenizer: The scored model's tokenizer (default: the policy's).
+            max_length: Longest row (default: the config's ``max_length``).
+            whole_sequence: Score the prompt's tokens as the action's too
+                (:func:`algorithms.logprobs.encode_turns`).
+
+        """
         return encode_turns(
-            tokenizer or self.policy.tokenizer, prompts, actions, max_length=self.config.max_length
+            tokenizer or self.policy.tokenizer,
+            prompts,
+            actions,
+            max_length=max_length or self.config.max_length,
+            whole_sequence=whole_sequence,
         )
 
     def encode_pairs(
@@ -379,14 +399,19 @@ class Algorithm(ABC):
         self,
         dialogues: Sequence[tuple[Sequence[str], Sequence[str]]],
         tokenizer: Tokenizer | None = None,
+        *,
+        max_length: int | None = None,
     ) -> TokenizedTurns:
         """Tokenize whole dialogues, one row each (``(prompts, actions)`` per dialogue).
 
         A dialogue is one sequence with per-turn action masks rather than one prefix per
         turn (O(T) tokens instead of O(T^2)); turns are numbered across dialogues.
+        ``max_length`` defaults to the config's.
         """
         return encode_dialogues(
-            tokenizer or self.policy.tokenizer, dialogues, max_length=self.config.max_length
+            tokenizer or self.policy.tokenizer,
+            dialogues,
+            max_length=max_length or self.config.max_length,
         )
 
     def frozen_turn_logprobs(
@@ -397,6 +422,7 @@ class Algorithm(ABC):
         context: Callable[[], AbstractContextManager[Any]] = nullcontext,
         mean: bool = False,
         tokenizer: Tokenizer | None = None,
+        max_length: int | None = None,
     ) -> list[list[float]]:
         """Each dialogue's per-turn log-probs under a frozen ``model``, split across processes.
 
@@ -410,6 +436,7 @@ class Algorithm(ABC):
             context: Makes the context each pass runs in.
             mean: Per-turn token means instead of sums.
             tokenizer: The model's tokenizer (default: the policy's).
+            max_length: Longest row (default: the config's ``max_length``).
 
         Returns:
             One list of per-turn values per dialogue.
@@ -417,7 +444,9 @@ class Algorithm(ABC):
         """
 
         def compute(chunk: list[Dialogue]) -> list[list[float]]:
-            encoded = self.encode_dialogues([(d.prompts, d.actions) for d in chunk], tokenizer)
+            encoded = self.encode_dialogues(
+                [(d.prompts, d.actions) for d in chunk], tokenizer, max_length=max_length
+            )
             with context(), self.trainer.autocast(), torch.no_grad():
                 logps = turn_logprobs(model, encoded)
             values = (logps.mean if mean else logps.sum).float().tolist()

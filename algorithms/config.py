@@ -1,8 +1,10 @@
 """Settings every algorithm shares; each algorithm's own config extends :class:`TrainingConfig`.
 
-Defaults are those of the paper's setting (Llama-3.1-8B on GPUs: bf16 where the GPU has
-it, gradient checkpointing, learning rate 2e-7). On a CPU ``mixed_precision="auto"``
-falls back to fp32, so the same config runs SmolLM2-135M on a laptop.
+Most defaults are the paper's setting (Llama-3.1-8B on GPUs: bf16 where the GPU has it,
+gradient checkpointing, learning rate 2e-7, gradient clip 1.0); the optimiser's betas and
+schedule are torch's and constant, where the official ones are OpenRLHF's (each
+attribute says which). On a CPU ``mixed_precision="auto"`` falls back to fp32, so the
+same config runs SmolLM2-135M on a laptop.
 """
 
 from __future__ import annotations
@@ -41,11 +43,19 @@ class TrainingConfig:
             optimizer step.
         max_length: Longest tokenized turn (prompt + action); a longer prompt loses its
             middle (its start and its latest tokens stay), the action is always kept whole.
-        max_grad_norm: Gradient norm clip (``0``: no clipping).
-        weight_decay: AdamW weight decay.
+        max_grad_norm: Gradient norm clip (``0``: no clipping; official: 1.0).
+        weight_decay: AdamW weight decay (official: 0, so the optimiser is Adam).
+        adam_betas: AdamW's ``(beta1, beta2)``. Official (OpenRLHF's default): ``(0.9,
+            0.95)``; ours: torch's ``(0.9, 0.999)``, with which the CPU configs were tuned.
         lr_scheduler: A ``transformers.get_scheduler`` name (``"constant"``,
-            ``"linear"``, ``"cosine"``, ...).
+            ``"linear"``, ``"cosine"``, ``"cosine_with_min_lr"``, ...). Official:
+            ``"cosine_with_min_lr"``; ours: ``"constant"``, since a CPU run's few dozen
+            steps leave a schedule little to shape.
         warmup_steps: Optimizer steps of linear warm-up (for schedulers that use it).
+        warmup_ratio: Warm-up as a share of each stage's optimizer steps, rounded up
+            (official: 0.03); instead of ``warmup_steps``, which must then be 0.
+        min_lr_ratio: The floor of ``"cosine_with_min_lr"`` as a share of the learning
+            rate (official: 0.1); 0 for every other scheduler.
         mixed_precision: ``"auto"`` (bf16 on a GPU that supports it, fp32 otherwise),
             ``"no"``, ``"bf16"`` or ``"fp16"``; handed to ``accelerate``.
         gradient_checkpointing: Recompute activations in the backward pass (less memory,
@@ -84,8 +94,11 @@ class TrainingConfig:
     max_length: int = 4096
     max_grad_norm: float = 1.0
     weight_decay: float = 0.0
+    adam_betas: tuple[float, float] = (0.9, 0.999)
     lr_scheduler: str = "constant"
     warmup_steps: int = 0
+    warmup_ratio: float = 0.0
+    min_lr_ratio: float = 0.0
     mixed_precision: str = "auto"
     gradient_checkpointing: bool = True
     group_by_length: bool = False
@@ -110,6 +123,7 @@ class TrainingConfig:
         self._check_positive("learning_rate", "num_epochs", "batch_size")
         self._check_positive("gradient_accumulation_steps", "max_length", "logging_steps")
         self._check_non_negative("max_grad_norm", "weight_decay", "warmup_steps", "save_steps")
+        self._check_schedule()
         if self.mixed_precision not in MIXED_PRECISION_MODES:
             raise ValueError(
                 f"mixed_precision must be one of {MIXED_PRECISION_MODES}, "
@@ -126,6 +140,31 @@ class TrainingConfig:
         from algorithms.logger import check_trackers
 
         check_trackers(self.report_to)
+
+    def _check_schedule(self) -> None:
+        betas = tuple(self.adam_betas)
+        if len(betas) != 2 or not all(isinstance(b, (int, float)) and 0 <= b < 1 for b in betas):
+            raise ValueError(f"adam_betas must be two numbers in [0, 1), got {self.adam_betas!r}")
+        object.__setattr__(self, "adam_betas", tuple(float(b) for b in betas))
+        self._check_fraction("warmup_ratio")
+        if self.warmup_ratio and self.warmup_steps:
+            raise ValueError(
+                f"warmup_steps={self.warmup_steps} and warmup_ratio={self.warmup_ratio} both "
+                "set the warm-up; set one of them to 0"
+            )
+        if not 0 <= self.min_lr_ratio < 1:
+            raise ValueError(f"min_lr_ratio must be in [0, 1), got {self.min_lr_ratio}")
+        if self.min_lr_ratio and self.lr_scheduler != "cosine_with_min_lr":
+            raise ValueError(
+                f"min_lr_ratio={self.min_lr_ratio} is the floor of lr_scheduler="
+                f"'cosine_with_min_lr'; lr_scheduler is {self.lr_scheduler!r}"
+            )
+
+    def warmup_for(self, total_steps: int) -> int:
+        """Return the warm-up steps of a stage of ``total_steps`` optimizer steps."""
+        if self.warmup_ratio:
+            return math.ceil(self.warmup_ratio * total_steps)
+        return self.warmup_steps
 
     def _check_types(self) -> None:
         # Settings often arrive as text (TOML overrides, JSON): a wrong type must fail

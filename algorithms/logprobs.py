@@ -264,6 +264,7 @@ def encode_turns(
     *,
     max_length: int | None = None,
     add_end_token: bool = True,
+    whole_sequence: bool = False,
 ) -> TokenizedTurns:
     """Tokenize (prompt, action) pairs for scoring or training, one row per turn.
 
@@ -276,6 +277,10 @@ def encode_turns(
             first and last tokens stay, see :func:`truncate_middle`; the action is kept
             whole). An action alone this long raises.
         add_end_token: Append the tokenizer's end-of-turn (eos) token to the action.
+        whole_sequence: Count every token of the row after its first (the prompt's too)
+            as turn ``i``'s, as a trainer with no prompt mask does (the official policy
+            step: its NLL term is then a mean over the whole chosen row). Two rows of one
+            prompt score its tokens alike, so a DPO margin between them is unchanged.
 
     Returns:
         One row per turn; row ``i``'s action tokens have ``turn_index == i``.
@@ -295,7 +300,8 @@ def encode_turns(
     for turn, (prompt, action) in enumerate(zip(prompt_ids, action_ids)):
         action = [*action, *end]
         _check_turn(turn, prompt, action)
-        rows.append(_turn_row(turn, prompt, action, max_length))
+        ids, spans = _turn_row(turn, prompt, action, max_length)
+        rows.append((ids, [(1, len(ids), turn)] if whole_sequence else spans))
     return _stack(rows, _pad_id(tokenizer, end), len(rows))
 
 

@@ -119,9 +119,22 @@ what to change when that left no pair."""
 
 @dataclass(frozen=True)
 class SweetRLConfig(TrainingConfig):
-    """Settings of :class:`SweetRL`; the defaults are the paper's (COLBENCH.md).
+    """Settings of :class:`SweetRL`.
 
-    The inherited ``learning_rate`` (2e-7) and ``num_epochs`` (1) are the policy's.
+    Official defaults (the paper and facebookresearch/sweet_rl): ``learning_rate`` and
+    ``critic_learning_rate`` 2e-7, ``num_epochs`` 1 (the policy's), ``critic_epochs`` 4,
+    ``dpo_beta`` and ``critic_beta`` 0.1, ``nll_coef`` 0.01, the log-ratio critic that
+    reads the reference (``hint_template``), ``length_normalize``, ``critic_baseline=
+    "policy"``, ``pair_success_only``, ``candidate_fraction`` 0.1, ``num_candidates`` 16 at
+    ``candidate_temperature`` 1.0, ``pairs_per_turn`` 4, ``max_grad_norm`` 1.0.
+
+    Not official by default (the ``paper`` configs set the official value; the
+    "Reproducing the paper" page says why each differs): ``critic_score`` (official
+    ``"token_mean"``), ``held_out_fraction`` (0), ``candidate_selection``
+    (``"trajectories"``), ``drop_truncated_candidates`` (False), ``nll_scope``
+    (``"sequence"``), ``critic_max_length`` and ``max_length`` (8192, 16384), the batch
+    (8 a step), ``adam_betas`` ((0.9, 0.95)), ``lr_scheduler``, ``warmup_ratio`` and
+    ``min_lr_ratio`` (``"cosine_with_min_lr"``, 0.03, 0.1).
 
     Attributes:
         dpo_beta: DPO inverse temperature of the policy update (paper: 0.1).
@@ -178,17 +191,24 @@ class SweetRLConfig(TrainingConfig):
             critic from (:func:`agents.loading.load_model`; it must use the policy's
             tokenizer); ``None``: the policy's model (paper; with LoRA, a second adapter
             on it).
+        critic_max_length: Longest row the critic reads, in training and scoring
+            (official: 8192, the policy's 16384); ``None``: ``max_length``.
+        nll_scope: What the NLL term averages over. ``"action"`` (default): the chosen
+            action's tokens. ``"sequence"`` (official: its DPO trainer, given pairs with
+            no prompt key, masks nothing): the whole chosen row, prompt included, so the
+            anchor on the action weighs about action / row length as much and the term
+            also fits the prompt. Ours anchors what the policy says, not what it reads.
         pair_success_only: Build trajectory pairs only from tasks with a success (paper).
         min_reward_gap: A rejected trajectory must score lower by more than this.
         held_out_fraction: Share of tasks whose pairs are held out to measure the
             critic's pairwise accuracy (not trained on).
         candidate_fraction: Share of the buffer's turns that get candidates (paper: 10%);
             with ``candidate_selection="trajectories"``, share of its trajectories.
-        candidate_selection: What ``candidate_fraction`` draws. ``"turns"`` (the paper's
-            text): that share of all the buffer's turns, each drawn on its own.
-            ``"trajectories"`` (the official code): that share of the trajectories,
-            every turn of each drawn one getting candidates, so a drawn dialogue's
-            turns are paired together.
+        candidate_selection: What ``candidate_fraction`` draws. ``"turns"`` (default,
+            the paper's text): that share of all the buffer's turns, drawn at random.
+            ``"trajectories"`` (official: ``sample_best_of_n.py --data_fraction``): the
+            buffer's first trajectories in order, that share of them (rounded down),
+            every turn of each getting candidates.
         num_candidates: Actions sampled per selected turn (paper: 16).
         candidate_temperature: Sampling temperature of the candidates (paper: 1.0).
         candidate_max_new_tokens: Longest candidate; ``None``: the policy's setting.
@@ -245,6 +265,8 @@ class SweetRLConfig(TrainingConfig):
     critic_score: str = "turn_sum"
     hint_template: str = REFERENCE_HINT
     critic_model: str | None = None
+    critic_max_length: int | None = None
+    nll_scope: str = "action"
     pair_success_only: bool = True
     min_reward_gap: float = 0.0
     held_out_fraction: float = 0.1
@@ -278,6 +300,14 @@ class SweetRLConfig(TrainingConfig):
         self._check_fraction("candidate_fraction")
         self._check_choice("critic_head", ("log_ratio", "value"))
         self._check_choice("nll_turns", ("all", "answers"))
+        self._check_choice("nll_scope", ("action", "sequence"))
+        if self.critic_max_length is not None:
+            self._check_positive("critic_max_length")
+        if self.nll_scope == "sequence" and self.nll_turns != "all":
+            raise ValueError(
+                "nll_scope='sequence' (the official row-wide NLL) anchors every pair; it "
+                f"needs nll_turns='all', got {self.nll_turns!r}"
+            )
         self._check_choice("critic_baseline", ("policy", "start"))
         self._check_choice("critic_score", _CRITIC_SCORES)
         self._check_choice("pair_turns", ("all", "questions", "answers"))
@@ -449,6 +479,11 @@ class SweetRL(Algorithm):
             return self.policy.model, self.policy_reference
         return self._critic_start, nullcontext
 
+    @property
+    def _critic_length(self) -> int:
+        """The longest row the critic reads (``critic_max_length``, else ``max_length``)."""
+        return self.config.critic_max_length or self.config.max_length
+
     def _hint(self) -> str | None:
         return self.config.hint_template if self.config.critic_uses_reference else None
 
@@ -471,7 +506,11 @@ class SweetRL(Algorithm):
             return [[0.0] * len(d.actions) for d in dialogues]
         model, context = self._critic_start_model()
         return self.frozen_turn_logprobs(
-            model, dialogues, context=context, mean=self.config.length_normalize
+            model,
+            dialogues,
+            context=context,
+            mean=self.config.length_normalize,
+            max_length=self._critic_length,
         )
 
     def _scored_pairs(self, pairs: Sequence[TrajectoryPair]) -> list[DialoguePair]:
@@ -516,10 +555,12 @@ class SweetRL(Algorithm):
             def encode(dialogues: Sequence[tuple[Sequence[str], Sequence[str]]]) -> Any:
                 prompts = [p for ps, _ in dialogues for p in ps]
                 actions = [a for _, acts in dialogues for a in acts]
-                return self.encode(prompts, actions)
+                return self.encode(prompts, actions, max_length=self._critic_length)
 
             return collate_dialogue_pairs(encode)
-        return collate_dialogue_pairs(self.encode_dialogues)
+        return collate_dialogue_pairs(
+            lambda dialogues: self.encode_dialogues(dialogues, max_length=self._critic_length)
+        )
 
     def _pair_scores(
         self, model: CausalLM | ValueHeadModel, batch: DialogueBatch
@@ -685,7 +726,9 @@ class SweetRL(Algorithm):
             chunks = [(a, b) for a, b in zip([0, *ends[:-1]], ends) if b > a]
         flat: list[float] = []
         for begin, stop in chunks:
-            encoded = self.encode(hinted[begin:stop], actions[begin:stop])
+            encoded = self.encode(
+                hinted[begin:stop], actions[begin:stop], max_length=self._critic_length
+            )
             rows = len(encoded)
             with torch.no_grad(), self._autocast():
                 if self.config.critic_head == "value":
@@ -712,7 +755,7 @@ class SweetRL(Algorithm):
             model, context = self._critic_start_model()
             rows = hinted
         else:
-            rows = self.encode(plain, actions)
+            rows = self.encode(plain, actions, max_length=self._critic_length)
             if self.config.critic_model is None:
                 # The critic's start is a kept copy of the policy before its step.
                 model, context = self._critic_start_model()
@@ -902,7 +945,7 @@ class SweetRL(Algorithm):
             rows = list(zip(prompts, pairs))
 
             def reference(chunk: list[tuple[str, TurnPair]]) -> list[list[float]]:
-                encoded = self.encode_pairs(
+                encoded = self._encode_policy_pairs(
                     [p for p, _ in chunk],
                     [pair.chosen for _, pair in chunk],
                     [pair.rejected for _, pair in chunk],
@@ -920,6 +963,20 @@ class SweetRL(Algorithm):
             )
 
         return from_json(TurnPairItem, self.trainer.cached("policy_pairs", compute))
+
+    def _encode_policy_pairs(
+        self, prompts: Sequence[str], chosen: Sequence[str], rejected: Sequence[str]
+    ) -> TokenizedTurns:
+        """Tokenize the policy step's pairs: chosen turn ``k``, rejected turn ``n + k``.
+
+        With ``nll_scope="sequence"`` each action is a row of its own whose prompt tokens
+        count as the action's (the official trainer has no prompt mask): the NLL term is
+        the chosen row's token mean, while the prompt's log-probs, alike in both rows,
+        leave the DPO margin as it is.
+        """
+        if self.config.nll_scope == "sequence":
+            return self.encode([*prompts, *prompts], [*chosen, *rejected], whole_sequence=True)
+        return self.encode_pairs(prompts, chosen, rejected)
 
     def _policy_loss(
         self, model: CausalLM, batch: TurnPairBatch
@@ -975,7 +1032,7 @@ class SweetRL(Algorithm):
                 "policy",
                 items,
                 self._policy_loss,
-                collate_turn_pairs(self.encode_pairs),
+                collate_turn_pairs(self._encode_policy_pairs),
                 length=TurnPairItem.text_length,
             )
             return self._run_stage(stage)
@@ -1053,25 +1110,25 @@ def _draw_turns(
 
     Args:
         turns: The eligible ``(trajectory, turn)`` pairs, a trajectory's turns together.
-        fraction: Share of ``turns`` (``selection="turns"``) or of the trajectories they
-            come from (``"trajectories"``) to draw; at least one is drawn.
+        fraction: ``selection="turns"``: the share of ``turns`` drawn at random (rounded,
+            at least one). ``"trajectories"``: the share of the trajectories they come
+            from taken first in order (rounded down, at least one).
         selection: ``"turns"`` or ``"trajectories"`` (:class:`SweetRLConfig`).
-        rng: The draw's generator.
+        rng: The draw's generator (``"turns"`` only).
 
     Returns:
-        The drawn pairs: with ``"trajectories"``, every eligible turn of each drawn one.
+        The drawn pairs: with ``"trajectories"``, every eligible turn of each taken one.
 
     """
-    # The unit drawn: each turn, or each trajectory (told apart by identity: two episodes
-    # of one task may be equal).
     if selection == "turns":
-        units = list(range(len(turns)))
-    else:
-        units = [id(trajectory) for trajectory, _ in turns]
-    order = list(dict.fromkeys(units))
-    count = min(len(order), max(1, round(fraction * len(order))))
-    drawn = {order[i] for i in rng.choice(len(order), size=count, replace=False)}
-    return [pair for pair, unit in zip(turns, units) if unit in drawn]
+        count = min(len(turns), max(1, round(fraction * len(turns))))
+        drawn = set(rng.choice(len(turns), size=count, replace=False).tolist())
+        return [pair for index, pair in enumerate(turns) if index in drawn]
+    # The first trajectories, as the official script slices its file (told apart by
+    # identity: two episodes of one task may be equal).
+    order = list(dict.fromkeys(id(trajectory) for trajectory, _ in turns))
+    first = set(order[: max(1, int(fraction * len(order)))])
+    return [pair for pair in turns if id(pair[0]) in first]
 
 
 def _action_kind(action: str) -> str:

@@ -655,7 +655,8 @@ def test_question_pairs_only_at_the_first_turns_and_answer_pairs_after():
     assert {tuple(map(str, p.messages)) for p in later} <= contexts
 
 
-def test_candidates_on_every_turn_of_a_share_of_the_trajectories():
+def test_candidates_on_every_turn_of_the_first_share_of_the_trajectories():
+    """The official selection: the buffer's first trajectories in order (its file order)."""
     policy = fresh_policy()
     candidates = ["What should it return?", "I WANT TO ANSWER: def f(x): return x"]
     sampled = []
@@ -670,13 +671,13 @@ def test_candidates_on_every_turn_of_a_share_of_the_trajectories():
     algo = SweetRL(policy, **settings, candidate_selection="trajectories")
     algo.fit_critic(algo.trajectory_pairs(buffer))
     pairs = algo.candidate_pairs(buffer)
-    # 12 trajectories of 3 turns: a quarter of them, every turn of each.
+    # 12 trajectories of 3 turns: the first quarter of them, every turn of each.
     assert (len(buffer), buffer.num_turns) == (12, 36)
     assert len(sampled) == 3 * 3
     prompts = [algo.policy_prompts(t.turns) for t in buffer]
     # A turn after the first is one trajectory's own (its first is shared by its task's).
     drawn = [rows for rows in prompts if set(rows[1:]) & set(sampled)]
-    assert len(drawn) == 3
+    assert drawn == prompts[:3]
     assert sorted(sampled) == sorted(row for rows in drawn for row in rows)
     assert pairs and len({tuple(map(str, p.messages)) for p in pairs}) > 3
 
