@@ -10,7 +10,12 @@ from sweetrl_gym.simulators.openai_vision import (
     DESIGN_QUESTION_PROMPT,
     OpenAIVisionSimulator,
 )
-from sweetrl_gym.simulators.prompts import HUMAN_SIMULATOR_PROMPT, simulator_messages
+from sweetrl_gym.simulators.prompts import (
+    HUMAN_SIMULATOR_PROMPT,
+    PROMPT_FORMATS,
+    read_official_prompt,
+    simulator_messages,
+)
 from sweetrl_gym.simulators.rule_based import RuleBasedSimulator
 from sweetrl_gym.simulators.skeleton import PageSketch, SectionSketch
 from sweetrl_gym.simulators.transformers_simulator import TransformersSimulator
@@ -21,6 +26,7 @@ __all__ = [
     "DESIGN_QUESTION_PROMPT",
     "HUMAN_SIMULATOR_PROMPT",
     "NO_RESPONSE",
+    "PROMPT_FORMATS",
     "TOPICS",
     "CachedSimulator",
     "OpenAISimulator",
@@ -33,6 +39,7 @@ __all__ = [
     "TransformersSimulator",
     "VisualDiffSimulator",
     "facts_from_reference",
+    "read_official_prompt",
     "simulator_messages",
     "user_said",
 ]

@@ -15,7 +15,12 @@ from sweetrl_gym.chat_api import (
     check_temperature,
 )
 from sweetrl_gym.simulators.base import SimulatorError
-from sweetrl_gym.simulators.prompts import HUMAN_SIMULATOR_PROMPT, simulator_messages
+from sweetrl_gym.simulators.prompts import (
+    HUMAN_SIMULATOR_PROMPT,
+    OFFICIAL_MAX_TOKENS,
+    check_human_prompt,
+    simulator_messages,
+)
 
 __all__ = ["NO_RESPONSE", "OpenAISimulator"]
 
@@ -30,10 +35,16 @@ _ON_ERROR = ("raise", "no_response")
 class OpenAISimulator:
     """A simulated human played by an LLM (the paper used Llama-3.1-70B-Instruct).
 
-    The model gets :data:`~sweetrl_gym.simulators.prompts.HUMAN_SIMULATOR_PROMPT` with
-    the task's reference solution as hidden information, then the dialogue with roles
-    swapped (it plays the user). Official settings: temperature 0, two-sentence replies;
-    the environment cuts replies to 400 characters.
+    ``prompt_format="ours"`` (the default): the model gets
+    :data:`~sweetrl_gym.simulators.prompts.HUMAN_SIMULATOR_PROMPT` with the task's
+    reference solution as hidden information, then the dialogue with roles swapped (it
+    plays the user); 256 tokens. ``prompt_format="official"``: the official prompt file
+    filled in as one user message, 4,096 tokens, as the paper's pipeline asks; ours
+    exists because that text is CC-BY-NC (see :mod:`sweetrl_gym.simulators.prompts`).
+    Both sample at temperature 0; the environment cuts replies to 400 characters::
+
+        prompt = read_official_prompt("sweet_rl/prompts/human_simulator_code_prompt.txt")
+        human = OpenAISimulator(client, prompt_format="official", prompt=prompt)
 
     A failing endpoint raises :class:`SimulatorError`: an episode whose human said
     nothing is not a valid data point. ``on_error="no_response"`` restores the official
@@ -43,10 +54,14 @@ class OpenAISimulator:
         client: The endpoint (:class:`~sweetrl_gym.chat_api.ChatClient`: server, model,
             key, timeouts and retries), built once and shared by agents, simulators and
             judges.
-        prompt: The instructions, with a ``{hidden_information}`` field.
+        prompt: Ours: the instructions, with a ``{hidden_information}`` field.
+            Official: your copy of the official file's text
+            (:func:`~sweetrl_gym.simulators.prompts.read_official_prompt`).
+        prompt_format: ``"ours"`` or ``"official"`` (how the request is built).
         temperature: Sampling temperature (official: 0, so replies are reproducible).
-        max_tokens: Most tokens per reply.
-        on_error: ``"raise"`` or ``"no_response"``.
+        max_tokens: Most tokens per reply; ``None``: the format's own (ours 256,
+            official 4,096).
+        on_error: ``"raise"`` or ``"no_response"`` (official).
 
     Raises:
         ValueError: If an argument is invalid.
@@ -58,29 +73,30 @@ class OpenAISimulator:
         client: ChatClient,
         *,
         prompt: str = HUMAN_SIMULATOR_PROMPT,
+        prompt_format: str = "ours",
         temperature: float = 0.0,
-        max_tokens: int = 256,
+        max_tokens: int | None = None,
         on_error: str = "raise",
     ):
         if on_error not in _ON_ERROR:
             raise ValueError(f"on_error must be one of {_ON_ERROR}, got {on_error!r}")
-        if not isinstance(prompt, str) or "{hidden_information}" not in prompt:
-            raise ValueError(
-                "prompt must be a string with a {hidden_information} field, where the task's "
-                "reference solution goes"
-            )
+        check_human_prompt(prompt, prompt_format, "backend")
         check_temperature(temperature)
+        if max_tokens is None:
+            max_tokens = OFFICIAL_MAX_TOKENS if prompt_format == "official" else 256
         check_int("max_tokens", max_tokens)
         self.client = check_client(client)
         self.prompt = prompt
+        self.prompt_format = prompt_format
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.on_error = on_error
         prompt_hash = hashlib.sha256(prompt.encode("utf-8")).hexdigest()[:8]
+        official = ",format=official" if prompt_format == "official" else ""
         # Everything that changes the replies goes in the name: caches are keyed by it.
         self.name = (
-            f"openai:{self.client.model}(prompt={prompt_hash},temperature={temperature:g},"
-            f"max_tokens={max_tokens})"
+            f"openai:{self.client.model}(prompt={prompt_hash}{official},"
+            f"temperature={temperature:g},max_tokens={max_tokens})"
         )
 
     def __repr__(self) -> str:
@@ -100,7 +116,7 @@ class OpenAISimulator:
         """
         if not messages:
             raise ValueError("messages must end with the agent's message")
-        chat = simulator_messages(task, messages, self.prompt)
+        chat = simulator_messages(task, messages, self.prompt, prompt_format=self.prompt_format)
         try:
             return self.client.complete(
                 chat, temperature=self.temperature, max_tokens=self.max_tokens

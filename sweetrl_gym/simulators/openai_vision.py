@@ -15,6 +15,14 @@ Like the official simulator, each reply is one stateless request: the VLM sees t
 agent's latest message, not the earlier turns. Unlike it, a message without a page
 is shown to the VLM (the official code sends the target image alone, so questions
 went unread): the VLM answers the question from the target image.
+
+``prompt_format="official"`` sends the official request instead, for reproducing the
+paper: one user message, the official prompt file's text (CC-BY-NC, so read from your
+copy with :func:`~sweetrl_gym.simulators.prompts.read_official_prompt`), then the
+agent's screenshot (or a line saying it sent no page) and the target's, each after a
+one-line caption in our words; no system message, and no words of the agent at all;
+4,096 tokens at most. Ours (the default) exists because that text cannot ship here,
+and so that questions are answered.
 """
 
 from __future__ import annotations
@@ -40,7 +48,12 @@ from sweetrl_gym.chat_api import (
 )
 from sweetrl_gym.simulators.base import SimulatorError
 from sweetrl_gym.simulators.openai_simulator import NO_RESPONSE
-from sweetrl_gym.simulators.prompts import hidden_information
+from sweetrl_gym.simulators.prompts import (
+    OFFICIAL_MAX_TOKENS,
+    OFFICIAL_PROMPT_FILES,
+    check_human_prompt,
+    hidden_information,
+)
 
 __all__ = [
     "DESIGN_FEEDBACK_PROMPT",
@@ -79,6 +92,10 @@ write code. Reply briefly, in at most two sentences.
 
 _ON_ERROR = ("raise", "no_response")
 _UNRENDERED = "[a web page that could not be displayed]"
+# The official format's captions (the order and the no-page line are the official's).
+_OFFICIAL_PAGE = "Here is the design the agent made."
+_OFFICIAL_NO_PAGE = "The agent showed no design."
+_OFFICIAL_TARGET = "Here is the design the human user wants."
 
 
 def image_data_url(image: Image.Image, *, max_width: int = 640, max_height: int = 2400) -> str:
@@ -123,11 +140,15 @@ class OpenAIVisionSimulator:
         client: The endpoint (:class:`~sweetrl_gym.chat_api.ChatClient`: server, model,
             key, timeouts and retries; paper: Qwen2-VL-72B-Instruct), built once and
             shared by agents, simulators and judges.
-        prompt: Instructions when the agent sent a page (see
-            :data:`DESIGN_FEEDBACK_PROMPT`).
-        question_prompt: Instructions when it did not (:data:`DESIGN_QUESTION_PROMPT`).
+        prompt: Ours: instructions when the agent sent a page (see
+            :data:`DESIGN_FEEDBACK_PROMPT`). Official: your copy of the official file's
+            text (``read_official_prompt(path, "frontend")``).
+        question_prompt: Ours only: instructions when it did not
+            (:data:`DESIGN_QUESTION_PROMPT`).
+        prompt_format: ``"ours"`` or ``"official"`` (how the request is built).
         temperature: Sampling temperature (official: 0).
-        max_tokens: Most tokens per reply (the environment keeps 1,000 characters).
+        max_tokens: Most tokens per reply; ``None``: the format's own (ours 512,
+            official 4,096). The environment keeps 1,000 characters.
         on_error: ``"raise"`` or ``"no_response"``.
         render: HTML -> screenshot (default: :func:`sweetrl_gym.render.render_html`).
         max_image_width: Screenshots are scaled down to at most this width...
@@ -145,8 +166,9 @@ class OpenAIVisionSimulator:
         *,
         prompt: str = DESIGN_FEEDBACK_PROMPT,
         question_prompt: str = DESIGN_QUESTION_PROMPT,
+        prompt_format: str = "ours",
         temperature: float = 0.0,
-        max_tokens: int = 512,
+        max_tokens: int | None = None,
         on_error: str = "raise",
         render: Callable[[str], Image.Image] | None = None,
         max_image_width: int = 640,
@@ -158,6 +180,15 @@ class OpenAIVisionSimulator:
         for name, text in (("prompt", prompt), ("question_prompt", question_prompt)):
             if not isinstance(text, str) or not text.strip():
                 raise ValueError(f"{name} must be a non-empty string, got {text!r:.80}")
+        check_human_prompt(prompt, prompt_format, "frontend")
+        if prompt_format == "official" and prompt == DESIGN_FEEDBACK_PROMPT:
+            raise ValueError(
+                "prompt_format='official' sends the official prompt's text: pass prompt="
+                "read_official_prompt(PATH, 'frontend') with your copy of "
+                f"{OFFICIAL_PROMPT_FILES['frontend']} from facebookresearch/sweet_rl"
+            )
+        if max_tokens is None:
+            max_tokens = OFFICIAL_MAX_TOKENS if prompt_format == "official" else 512
         check_temperature(temperature)
         check_int("max_tokens", max_tokens)
         check_int("max_image_width", max_image_width)
@@ -168,6 +199,7 @@ class OpenAIVisionSimulator:
         self.client = check_client(client)
         self.prompt = prompt
         self.question_prompt = question_prompt
+        self.prompt_format = prompt_format
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.on_error = on_error
@@ -176,11 +208,13 @@ class OpenAIVisionSimulator:
         self._render = render
         self._targets: OrderedDict[str, str] = OrderedDict()
         self._lock = threading.Lock()
-        prompts = f"{prompt}\0{question_prompt}".encode()
+        official = prompt_format == "official"
+        prompts = (prompt if official else f"{prompt}\0{question_prompt}").encode()
         prompt_hash = hashlib.sha256(prompts).hexdigest()[:8]
         # Everything that changes the replies goes in the name: caches are keyed by it.
         self.name = (
-            f"openai-vision:{self.client.model}(prompt={prompt_hash},temperature={temperature:g},"
+            f"openai-vision:{self.client.model}(prompt={prompt_hash}"
+            f"{',format=official' if official else ''},temperature={temperature:g},"
             f"max_tokens={max_tokens},image={max_image_width}x{max_image_height})"
         )
 
@@ -207,7 +241,10 @@ class OpenAIVisionSimulator:
         """
         agent_text = _latest_agent_message(messages)
         target_url = self._target_url(hidden_information(task))
-        chat = self._chat(agent_text, target_url)
+        if self.prompt_format == "official":
+            chat = self._official_chat(agent_text, target_url)
+        else:
+            chat = self._chat(agent_text, target_url)
         try:
             text = self.client.complete(
                 chat, temperature=self.temperature, max_tokens=self.max_tokens
@@ -251,6 +288,17 @@ class OpenAIVisionSimulator:
             {"role": "system", "content": self.question_prompt},
             {"role": "user", "content": content},
         ]
+
+    def _official_chat(self, agent_text: str, target_url: str) -> list[dict[str, Any]]:
+        html = extract_html(agent_text)
+        page_url = None if html is None else self._page_url(html)  # unrendered: no page
+        content = [_text(self.prompt)]
+        if page_url is not None:
+            content += [_text(_OFFICIAL_PAGE), _image(page_url)]
+        else:
+            content.append(_text(_OFFICIAL_NO_PAGE))
+        content += [_text(_OFFICIAL_TARGET), _image(target_url)]
+        return [{"role": "user", "content": content}]
 
     def _renderer(self) -> Callable[[str], Image.Image]:
         if self._render is None:

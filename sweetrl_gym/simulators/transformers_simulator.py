@@ -18,7 +18,12 @@ from sweetrl_gym.local_lm import (
 )
 from sweetrl_gym.model_types import CausalLM, Tokenizer
 from sweetrl_gym.simulators.base import SimulatorError
-from sweetrl_gym.simulators.prompts import HUMAN_SIMULATOR_PROMPT, simulator_messages
+from sweetrl_gym.simulators.prompts import (
+    HUMAN_SIMULATOR_PROMPT,
+    OFFICIAL_MAX_TOKENS,
+    check_human_prompt,
+    simulator_messages,
+)
 
 __all__ = ["TransformersSimulator"]
 
@@ -26,22 +31,29 @@ __all__ = ["TransformersSimulator"]
 class TransformersSimulator:
     """A simulated human backed by a local chat model, decoding greedily (official: T=0).
 
-    The model sees :data:`HUMAN_SIMULATOR_PROMPT` with the task's reference solution
-    as hidden information, then the dialogue with roles swapped (it plays the user),
-    and answers the agent's latest message. Greedy decoding makes replies a function
-    of the task and the dialogue, as the :class:`Simulator` protocol asks.
+    ``prompt_format="ours"`` (the default): the model sees :data:`HUMAN_SIMULATOR_PROMPT`
+    with the task's reference solution as hidden information, then the dialogue with
+    roles swapped (it plays the user), and answers the agent's latest message.
+    ``"official"``: the official prompt file filled in as one user message (see
+    :mod:`sweetrl_gym.simulators.prompts`; ours exists because that text is CC-BY-NC).
+    Greedy decoding makes replies a function of the task and the dialogue, as the
+    :class:`Simulator` protocol asks.
 
     Args:
         model: A ``transformers`` causal LM.
         tokenizer: Its tokenizer; it must have a chat template.
-        prompt: The instructions, with a ``{hidden_information}`` field.
-        max_new_tokens: Most tokens per reply (the environment cuts replies to 400
-            characters anyway).
+        prompt: Ours: the instructions, with a ``{hidden_information}`` field.
+            Official: your copy of the official file's text
+            (:func:`~sweetrl_gym.simulators.prompts.read_official_prompt`).
+        prompt_format: ``"ours"`` or ``"official"`` (how the request is built).
+        max_new_tokens: Most tokens per reply; ``None``: the format's own (ours 128,
+            official 4,096). The environment cuts replies to 400 characters anyway.
         device: Where to put the model; ``None``: the ``accelerate`` device unless the
             model is already dispatched or off the CPU.
 
     Attributes:
-        name: ``transformers:<model>(prompt=<hash>, max_new_tokens=<n>)``.
+        name: ``transformers:<model>(prompt=<hash>, max_new_tokens=<n>)`` (with
+            ``format=official`` after the hash in the official format).
 
     """
 
@@ -51,22 +63,27 @@ class TransformersSimulator:
         tokenizer: Tokenizer,
         *,
         prompt: str = HUMAN_SIMULATOR_PROMPT,
-        max_new_tokens: int = 128,
+        prompt_format: str = "ours",
+        max_new_tokens: int | None = None,
         device: Any = None,
     ):
-        if "{hidden_information}" not in prompt:
-            raise ValueError("prompt must contain a {hidden_information} field")
+        check_human_prompt(prompt, prompt_format, "backend")
+        if max_new_tokens is None:
+            max_new_tokens = OFFICIAL_MAX_TOKENS if prompt_format == "official" else 128
         if max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
         check_chat_tokenizer(tokenizer)
         self.model = place_model(model, device)
         self.tokenizer = tokenizer
         self.prompt = prompt
+        self.prompt_format = prompt_format
         self.max_new_tokens = int(max_new_tokens)
         model_name = getattr(model, "name_or_path", "") or type(model).__name__
         prompt_hash = hashlib.sha256(prompt.encode()).hexdigest()[:8]
+        official = ", format=official" if prompt_format == "official" else ""
         self.name = (
-            f"transformers:{model_name}(prompt={prompt_hash}, max_new_tokens={max_new_tokens})"
+            f"transformers:{model_name}(prompt={prompt_hash}{official}, "
+            f"max_new_tokens={max_new_tokens})"
         )
 
     def reply(self, task: Any, messages: Sequence[Mapping[str, str]]) -> str:
@@ -79,7 +96,7 @@ class TransformersSimulator:
         """
         if not messages:
             raise ValueError("messages must end with the agent's message")
-        chat = simulator_messages(task, messages, self.prompt)
+        chat = simulator_messages(task, messages, self.prompt, prompt_format=self.prompt_format)
         try:
             text = chat_prompt(self.tokenizer, chat[1:], system=chat[0]["content"])
             (reply,) = generate_texts(

@@ -63,6 +63,38 @@ def test_name_has_model_and_prompt_hash(tiny):
         TransformersSimulator(*tiny, prompt="no field")
 
 
+def test_the_official_format_is_one_user_message_after_a_generic_system_one(
+    tiny, small_tasks, monkeypatch
+):
+    model, tokenizer = tiny
+    template = "Asked: {problem_description}\nKnown: {hidden_information}\n{dialogue_history}"
+    simulator = TransformersSimulator(
+        model, tokenizer, prompt=template, prompt_format="official", max_new_tokens=2
+    )
+    prompts = []
+    original = model.generate
+
+    def spy(**kwargs):
+        prompts.append(tokenizer.decode(kwargs["input_ids"][0]))
+        return original(**kwargs)
+
+    monkeypatch.setattr(model, "generate", spy)
+    simulator.reply(small_tasks[0], dialogue("Which rounding?"))
+    (prompt,) = prompts
+    transcript = (
+        "user:I need a function for my shop.\n\n\n\nassistant:Which rounding?\n\n\n\nagent:"
+    )
+    filled = template.format(
+        problem_description=small_tasks[0].problem_description,
+        hidden_information=small_tasks[0].ground_truth,
+        dialogue_history=transcript,
+    )
+    assert "<|im_start|>system\nYou are a helpful assistant.<|im_end|>" in prompt
+    assert f"<|im_start|>user\n{filled}<|im_end|>" in prompt
+    default = TransformersSimulator(model, tokenizer, prompt=template, prompt_format="official")
+    assert default.max_new_tokens == 4096 and "format=official" in default.name
+
+
 def test_generation_errors_become_simulator_errors(tiny, small_tasks, monkeypatch):
     model, tokenizer = tiny
     simulator = TransformersSimulator(model, tokenizer)
