@@ -199,7 +199,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     train = add("train", _train, "Train a policy with one algorithm from a buffer of episodes.")
     train.add_argument("--algo", required=True, choices=ALGORITHMS, help="the algorithm")
-    train.add_argument("--buffer", required=True, metavar="FILE.jsonl", help="training episodes")
+    train.add_argument(
+        "--buffer",
+        required=True,
+        metavar="FILE.jsonl",
+        help="training episodes: `sweetrl collect`'s, or an official sweet_rl trajectory file",
+    )
     train.add_argument("--out", required=True, metavar="DIR", help="run/ and model/ go here")
     train.add_argument("--resume", action="store_true", help="continue the run in --out")
     _flag(train, "--model", "policy.model", MODEL_HELP, convert=str)
@@ -630,14 +635,16 @@ def _collect(args: argparse.Namespace) -> int:
 def _train(args: argparse.Namespace) -> int:
     from benchmarks.harness.compare import fit_method
     from sweetrl_gym import TrajectoryBuffer
+    from sweetrl_gym.official_data import missing_trajectory_file_hint
 
     config = _load(args, algo=args.algo)
     path = Path(args.buffer)
     if not path.is_file():
         raise FileNotFoundError(
-            f"buffer file not found: {path} (collect one with `sweetrl collect --out FILE.jsonl`)"
+            f"buffer file not found: {path} (collect one with `sweetrl collect --out "
+            f"FILE.jsonl`, or give an official trajectory file: {missing_trajectory_file_hint()})"
         )
-    buffer = TrajectoryBuffer.load(path)
+    buffer = TrajectoryBuffer.read(path)  # either format; every record checked before training
     if not len(buffer):
         raise ValueError(f"{path} holds no episodes")
     out = Path(args.out)

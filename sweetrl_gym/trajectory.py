@@ -14,6 +14,9 @@ Two file formats:
   :meth:`TrajectoryBuffer.to_official_jsonl`): ``{"task", "dialogue_history", "answer",
   "reward"}`` per line, assistant messages carrying ``input`` (the formatted prompt) and
   ``output`` (the raw text). Reading and writing back gives the same records.
+
+:meth:`TrajectoryBuffer.read` takes a file in either format (it looks at the first
+record): what to call on a file a user hands in, such as the published offline data.
 """
 
 from __future__ import annotations
@@ -38,13 +41,16 @@ __all__ = [
     "TrajectoryFormatError",
     "Turn",
     "append_jsonl",
+    "trajectory_file_format",
 ]
 
 TRAJECTORY_FORMAT = "sweetrl-gym/trajectory/v1"
+OWN_FILE, OFFICIAL_FILE = "sweetrl-gym", "official"  # what trajectory_file_format returns
 _OFFICIAL_KEYS = ("task", "dialogue_history", "answer", "reward")
 _MESSAGE_KEYS = ("role", "content")
 _OFFICIAL_ROLES = ("system", "user", "assistant")
 _ASSISTANT_KEYS = ("role", "content", "input", "output")
+_OWN_KEYS = ("format", "task_id", "turns", "messages", "reward", "success", "answer")
 
 
 class TrajectoryFormatError(ValueError):
@@ -182,7 +188,8 @@ class Trajectory:
         """
         if data.get("format") != TRAJECTORY_FORMAT:
             hint = (
-                " (this looks like an official sweet_rl record: use from_official_jsonl)"
+                " (this looks like an official sweet_rl record: TrajectoryBuffer.read takes "
+                "a file in either format, from_official_jsonl the official one)"
                 if "dialogue_history" in data
                 else ""
             )
@@ -260,7 +267,16 @@ class Trajectory:
             raise TrajectoryFormatError(f"{where}: expected a JSON object")
         missing = [key for key in _OFFICIAL_KEYS if key not in record]
         if missing:
-            raise TrajectoryFormatError(f"{where}: missing official fields {missing}")
+            unscored = (
+                " (an unscored record: score its answer first, as the official "
+                "scripts/evaluate_code.py does)"
+                if missing == ["reward"]
+                else ""
+            )
+            raise TrajectoryFormatError(
+                f"{where}: missing official fields {missing}{unscored}; the record has keys "
+                f"{sorted(record)}, an official one {list(_OFFICIAL_KEYS)}"
+            )
         task = record["task"]
         if not isinstance(task, Mapping):
             raise TrajectoryFormatError(f"{where}: 'task' must be an object")
@@ -458,6 +474,31 @@ class TrajectoryBuffer(Sequence[Trajectory]):
         """
         return cls(_parse(path, Trajectory.from_dict))
 
+    @classmethod
+    def read(cls, path: str | Path) -> TrajectoryBuffer:
+        """Read a trajectory file in either format, told apart by its first record.
+
+        A record with ``"format": "sweetrl-gym/trajectory/v1"`` is ours (:meth:`save`,
+        ``agents.collect``, ``sweetrl collect``: read as :meth:`load` does); one with
+        ``dialogue_history`` is the official sweet_rl format (such as the published
+        ``colbench_code_offline_15k_llama8b.jsonl``: read as :meth:`from_official_jsonl`
+        does, every turn keeping the official ``input`` prompt and raw ``output``). Every
+        record of the file must be of the first one's format.
+
+        Args:
+            path: A ``.jsonl`` or ``.jsonl.gz`` file; an empty one gives an empty buffer.
+
+        Raises:
+            FileNotFoundError: If there is no such file.
+            TrajectoryFormatError: Naming the file and line of a record that is in neither
+                format (with the keys each format expects) or is malformed.
+
+        """
+        kind = trajectory_file_format(path)
+        if kind == OFFICIAL_FILE:
+            return cls.from_official_jsonl(path)
+        return cls.load(path)  # ours, or an empty file
+
     # -- Hugging Face datasets ------------------------------------------------------
 
     def to_dataset(self) -> Any:
@@ -528,6 +569,56 @@ class TrajectoryBuffer(Sequence[Trajectory]):
 
         """
         return _write_jsonl(path, (t.to_official() for t in self._items))
+
+
+def trajectory_file_format(path: str | Path) -> str | None:
+    """Tell which trajectory format a file is in, from its first non-empty record.
+
+    Args:
+        path: A ``.jsonl`` or ``.jsonl.gz`` file.
+
+    Returns:
+        ``"sweetrl-gym"`` (ours: :meth:`TrajectoryBuffer.save`), ``"official"`` (the
+        official sweet_rl format), or ``None`` when the file holds no record.
+
+    Raises:
+        FileNotFoundError: If there is no such file.
+        TrajectoryFormatError: If the first record is not JSON, or is in neither format;
+            the message names the file and line, both formats and the keys each has.
+
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no trajectory file at {path}")
+    try:
+        with _open_text(path, "r") as file:
+            first = next(((n, text) for n, text in enumerate(file, start=1) if text.strip()), None)
+    except (UnicodeDecodeError, gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        raise TrajectoryFormatError(f"{path}: not a UTF-8 JSONL trajectory file ({exc})") from exc
+    if first is None:
+        return None
+    number, line = first
+    where = f"{path}:{number}"
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise TrajectoryFormatError(f"{where}: not valid JSON ({exc.msg})") from exc
+    if isinstance(record, Mapping) and record.get("format") == TRAJECTORY_FORMAT:
+        return OWN_FILE
+    if isinstance(record, Mapping) and "format" not in record and "dialogue_history" in record:
+        return OFFICIAL_FILE
+    if isinstance(record, Mapping):
+        found = f"keys {sorted(record)}"
+        if "format" in record:
+            found += f" and format {record['format']!r}"
+    else:
+        found = f"a JSON {type(record).__name__}, not an object"
+    raise TrajectoryFormatError(
+        f"{where}: a trajectory record in neither accepted format; this one has {found}. "
+        f'Ours (TrajectoryBuffer.save, sweetrl collect) has "format": "{TRAJECTORY_FORMAT}" '
+        f"and keys {', '.join(_OWN_KEYS)}; the official sweet_rl format has keys "
+        f"{', '.join(_OFFICIAL_KEYS)} (assistant messages with input and output)"
+    )
 
 
 def append_jsonl(file: IO[str], trajectory: Trajectory) -> None:

@@ -1,12 +1,19 @@
 import gzip
 import json
+import re
 
 import pytest
 
 import sweetrl_gym  # noqa: F401
 from agents import OracleAgent, RandomAgent, collect
 from sweetrl_gym.tasks import load_backend_tasks
-from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, TrajectoryFormatError, Turn
+from sweetrl_gym.trajectory import (
+    Trajectory,
+    TrajectoryBuffer,
+    TrajectoryFormatError,
+    Turn,
+    trajectory_file_format,
+)
 
 
 class PromptingOracle(OracleAgent):
@@ -216,3 +223,59 @@ def test_similarities_are_given_only_when_every_episode_has_one(collected):
     assert collected.similarities() is None  # Backend episodes are scored by their tests
     assert TrajectoryBuffer([*pages, collected[0]]).similarities() is None
     assert TrajectoryBuffer().similarities() is None
+
+
+def test_read_tells_the_two_formats_apart(collected, tmp_path):
+    ours = collected.save(tmp_path / "ours.jsonl.gz")
+    official = collected.to_official_jsonl(tmp_path / "official.jsonl")
+    assert TrajectoryBuffer.read(ours) == collected
+    assert trajectory_file_format(ours) == "sweetrl-gym"
+    assert trajectory_file_format(official) == "official"
+    from_file = TrajectoryBuffer.read(official)
+    assert from_file == TrajectoryBuffer.from_official_jsonl(official)
+    # Each turn keeps what the official training reads: the exact prompt and the raw output.
+    assert [t.prompt for t in from_file[0].turns] == [t.prompt for t in collected[0].turns]
+    assert [t.action for t in from_file[0].turns] == [t.action for t in collected[0].turns]
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    assert len(TrajectoryBuffer.read(empty)) == 0 and trajectory_file_format(empty) is None
+
+
+@pytest.mark.parametrize(
+    ("line", "found"),
+    [
+        (
+            {"prompt": "p", "chosen": "c", "rejected": "r"},
+            r"keys \['chosen', 'prompt', 'rejected'\]",
+        ),
+        (
+            {"format": "sweetrl-gym/trajectory/v0", "turns": []},
+            "format 'sweetrl-gym/trajectory/v0'",
+        ),
+        ([1, 2], "a JSON list, not an object"),
+    ],
+)
+def test_a_file_in_neither_format_names_file_line_and_both_formats(tmp_path, line, found):
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("\n" + json.dumps(line) + "\n")
+    with pytest.raises(TrajectoryFormatError) as caught:
+        TrajectoryBuffer.read(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path}:2: a trajectory record in neither accepted format")
+    assert re.search(found, message)
+    assert '"format": "sweetrl-gym/trajectory/v1"' in message  # what ours has
+    assert "task, dialogue_history, answer, reward" in message  # what the official has
+
+
+def test_read_names_the_line_of_a_bad_record_after_a_good_one(tmp_path):
+    task = {"problem_description": "Write f", "ground_truth": "def f():\n    return 1"}
+    good = official_record({**task, "test_cases": {"test1": "f()"}})
+    unscored = {k: v for k, v in good.items() if k != "reward"}
+    path = tmp_path / "official.jsonl"
+    path.write_text(json.dumps(good) + "\n" + json.dumps(unscored) + "\n")
+    with pytest.raises(
+        TrajectoryFormatError, match=r"official\.jsonl:2: missing .*'reward'.*score"
+    ):
+        TrajectoryBuffer.read(path)
+    with pytest.raises(FileNotFoundError, match="no trajectory file"):
+        TrajectoryBuffer.read(tmp_path / "missing.jsonl")

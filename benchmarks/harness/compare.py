@@ -2,11 +2,12 @@
 
 ``sweetrl compare --config NAME --out DIR`` runs :func:`run_comparison`, which reads top to
 bottom: make the environment -> collect training data with the base policy (k samples
-per task) -> fit every algorithm from that same buffer, each from a fresh copy of the
-base policy -> evaluate each (and the untrained base policy, "zero-shot") on the same
-held-out tasks with the same simulator and seeds -> write ``results.md`` (the paper's
-metrics with 95% confidence intervals), ``results.json`` (versions, config, seeds,
-task-set hashes), plots and TensorBoard runs.
+per task), or read the trajectory file ``data.trajectories`` names -> fit every algorithm
+from that same buffer, each from a fresh copy of the base policy -> evaluate each (and
+the untrained base policy, "zero-shot") on the same held-out tasks with the same
+simulator and seeds -> write ``results.md`` (the paper's metrics with 95% confidence
+intervals), ``results.json`` (versions, config, seeds, task-set hashes, where the
+training data came from), plots and TensorBoard runs.
 
 Resumable: every stage writes its output under ``DIR`` as it goes, and a finished stage
 is not redone (episodes already collected or evaluated are kept; an interrupted
@@ -26,6 +27,7 @@ import hashlib
 import json
 import time
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,10 +54,14 @@ if TYPE_CHECKING:
     from agents import TransformersAgent
 
 __all__ = [
+    "TrainingFile",
+    "build_simulator",
+    "check_simulator",
     "check_training_settings",
     "env_kwargs",
     "evaluate_method",
     "fit_method",
+    "read_training_file",
     "run_comparison",
     "task_set_hash",
 ]
@@ -79,37 +85,120 @@ def _server_log(out: Path, stage: str) -> Path:
 def env_kwargs(config: Mapping[str, Any], split: str) -> dict[str, Any]:
     """Return the ``gym.make`` keyword arguments of the config's environment for ``split``."""
     env = config["env"]
-    source = env["tasks"]
-    if split == "test" and env["test_tasks"]:
-        source = env["test_tasks"]
-    kwargs: dict[str, Any] = {"max_turns": env["max_turns"]}
+    kwargs: dict[str, Any] = {"max_turns": env["max_turns"], "tasks": _tasks(config, split)}
     if env["turn_notice"]:
         kwargs["turn_notice"] = True
     if env["id"] == _FRONTEND:
-        from sweetrl_gym.tasks import load_frontend_tasks
-
-        kwargs["tasks"] = load_frontend_tasks(source, split=split)
         # Three pages a lockstep environment (target, latest, previous) stay rendered.
         num_envs = config["data" if split == "train" else "eval"]["num_envs"]
         kwargs["render_cache"] = 3 * num_envs
         kwargs["similarity"] = env["similarity"]
         if env["clip_model"]:
             kwargs["clip_model"] = env["clip_model"]
-    else:
-        from sweetrl_gym.tasks import load_backend_tasks
-
-        difficulty = tuple(env["difficulty"]) or None
-        families = env["families"] or None
-        kwargs["tasks"] = load_backend_tasks(
-            source, split=split, difficulty=difficulty, families=families
-        )
     if env["simulator"] == "openai":
-        from sweetrl_gym.chat_api import ChatClient
-        from sweetrl_gym.simulators import OpenAISimulator, OpenAIVisionSimulator
-
-        kind = OpenAIVisionSimulator if env["id"] == _FRONTEND else OpenAISimulator
-        kwargs["simulator"] = kind(ChatClient(env["simulator_base_url"], env["simulator_model"]))
+        kwargs["simulator"] = build_simulator(config)
     return kwargs
+
+
+def _task_source(config: Mapping[str, Any], split: str) -> Any:
+    """Return where the config's tasks of ``split`` come from (``"bundled"`` or a path)."""
+    env = config["env"]
+    return env["test_tasks"] if split == "test" and env["test_tasks"] else env["tasks"]
+
+
+def _tasks(config: Mapping[str, Any], split: str) -> list[Any]:
+    """Return the config's tasks of ``split`` (env.tasks / env.test_tasks, filtered)."""
+    env, source = config["env"], _task_source(config, split)
+    if env["id"] == _FRONTEND:
+        from sweetrl_gym.tasks import load_frontend_tasks
+
+        return load_frontend_tasks(source, split=split)
+    from sweetrl_gym.tasks import load_backend_tasks
+
+    difficulty = tuple(env["difficulty"]) or None
+    families = env["families"] or None
+    return load_backend_tasks(source, split=split, difficulty=difficulty, families=families)
+
+
+def _check_task_files(config: Mapping[str, Any], splits: Iterable[str]) -> None:
+    """Read the task files of ``splits`` now: a missing or malformed one fails before any work.
+
+    Raises:
+        FileNotFoundError: Naming the path and the official file it stands for.
+        TaskFormatError: Naming the file, line and field of a bad record.
+
+    """
+    for split in splits:
+        if _task_source(config, split) != "bundled":  # the bundled tasks cannot be bad
+            _tasks(config, split)
+
+
+def build_simulator(config: Mapping[str, Any]) -> Any:
+    """Return the config's simulated human on a server (``env.simulator = "openai"``).
+
+    Returns:
+        An :class:`~sweetrl_gym.simulators.OpenAISimulator` (Frontend:
+        :class:`~sweetrl_gym.simulators.OpenAIVisionSimulator`) with the ``env.simulator_*``
+        settings; ``None`` for the environment's offline default.
+
+    Raises:
+        FileNotFoundError: If ``env.simulator_prompt_file`` does not exist (naming the
+            official file it should be a copy of).
+        ValueError: If that file is not the official prompt (naming its placeholders).
+
+    """
+    env = config["env"]
+    if env["simulator"] != "openai":
+        return None
+    from sweetrl_gym.chat_api import ChatClient
+    from sweetrl_gym.simulators import (
+        OpenAISimulator,
+        OpenAIVisionSimulator,
+        read_official_prompt,
+    )
+
+    frontend = env["id"] == _FRONTEND
+    settings: dict[str, Any] = {
+        "prompt_format": env["simulator_prompt_format"],
+        "on_error": env["simulator_on_error"],
+    }
+    if env["simulator_prompt_file"]:
+        kind = "frontend" if frontend else "backend"
+        settings["prompt"] = read_official_prompt(env["simulator_prompt_file"], kind)
+    if env["simulator_max_tokens"]:
+        settings["max_tokens"] = env["simulator_max_tokens"]
+    client = ChatClient(env["simulator_base_url"], env["simulator_model"])
+    return (OpenAIVisionSimulator if frontend else OpenAISimulator)(client, **settings)
+
+
+def check_simulator(config: Mapping[str, Any]) -> None:
+    """Before any work, build the config's simulated human and send its server one short chat.
+
+    A human endpoint that is down or refuses (wrong URL, model or key) would otherwise
+    fail the first episode, or, with ``env.simulator_on_error = "no_response"``, answer
+    "No response." for a whole run. One retry; nothing when the human is offline.
+
+    Raises:
+        SimulatorError: Naming the endpoint and the model, with the server's error.
+        FileNotFoundError, ValueError: As :func:`build_simulator`.
+
+    """
+    simulator = build_simulator(config)
+    if simulator is None:
+        return
+    from sweetrl_gym.chat_api import ChatAPIError, ChatClient
+    from sweetrl_gym.simulators import SimulatorError
+
+    client = simulator.client
+    probe = ChatClient(client.base_url, client.model, timeout_s=client.timeout_s, max_retries=1)
+    try:
+        probe.complete([{"role": "user", "content": "Reply OK."}], temperature=0.0, max_tokens=1)
+    except ChatAPIError as err:
+        raise SimulatorError(
+            f"the simulated human at {client.base_url} (model {client.model!r}; "
+            "env.simulator_base_url, env.simulator_model) does not answer, so nothing was "
+            f"started: {err}"
+        ) from err
 
 
 def task_set_hash(tasks: list[Any]) -> str:
@@ -120,6 +209,115 @@ def task_set_hash(tasks: list[Any]) -> str:
             digest.update(part.encode("utf-8"))
             digest.update(b"\0")
     return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class TrainingFile:
+    """The trajectory file a comparison trains on (``data.trajectories``), read and checked.
+
+    Attributes:
+        buffer: Its episodes, in file order (either format: ``TrajectoryBuffer.read``).
+        tasks: Its tasks, in order of first appearance, as the task-set hash reads them.
+        record: What ``results.json`` keeps under ``training_data``: ``source``
+            (``"file"``), ``path`` (absolute), ``format`` (``"official"`` or
+            ``"sweetrl-gym"``), ``sha256`` of the file's bytes, ``episodes``, ``tasks``.
+
+    """
+
+    buffer: TrajectoryBuffer
+    tasks: list[Any]
+    record: dict[str, Any]
+
+
+def read_training_file(config: Mapping[str, Any]) -> TrainingFile | None:
+    """Read the config's ``data.trajectories`` file whole and check it, before any work.
+
+    Args:
+        config: The whole comparison config.
+
+    Returns:
+        The file's episodes and record, or ``None`` when the config collects its data.
+
+    Raises:
+        FileNotFoundError: If the file does not exist (the message says how to get the
+            published one).
+        TrajectoryFormatError: Naming the file and line of a record in neither trajectory
+            format, or malformed.
+        ValueError: If the file holds no episode, or one of another environment than
+            ``env.id`` or of a Backend task that lacks a field (naming file, line, field).
+
+    """
+    from types import SimpleNamespace
+
+    from sweetrl_gym.official_data import missing_trajectory_file_hint
+    from sweetrl_gym.trajectory import trajectory_file_format
+
+    name = config["data"]["trajectories"]
+    if not name:
+        return None
+    path = Path(name).expanduser().resolve()
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"data.trajectories: no file at {path} ({missing_trajectory_file_hint()})"
+        )
+    buffer = TrajectoryBuffer.read(path)
+    if not len(buffer):
+        raise ValueError(f"data.trajectories: {path} holds no episodes")
+    for index, trajectory in enumerate(buffer):
+        problem = _not_an_episode_of(config["env"]["id"], trajectory)
+        if problem:
+            raise ValueError(f"data.trajectories: {path}:{_line_of(path, index)}: {problem}")
+    tasks = [
+        SimpleNamespace(
+            task_id=task_id,
+            problem_description=str(group[0].reference.get("problem_description", "")),
+            ground_truth=str(group[0].reference.get("ground_truth", "")),
+        )
+        for task_id, group in buffer.group_by_task().items()
+    ]
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        for chunk in iter(lambda: file.read(1 << 20), b""):
+            digest.update(chunk)
+    record = {
+        "source": "file",
+        "path": str(path),
+        "format": trajectory_file_format(path),
+        "sha256": digest.hexdigest(),
+        "episodes": len(buffer),
+        "tasks": len(tasks),
+    }
+    return TrainingFile(buffer=buffer, tasks=tasks, record=record)
+
+
+def _not_an_episode_of(env_id: str, trajectory: Any) -> str:
+    """Say why an episode of a trajectory file cannot train for ``env_id`` (``""``: it can).
+
+    Only Backend tasks have tests: an official record whose task is not a valid Backend
+    task is read with its task as it is, so the Backend loader names what it lacks.
+    """
+    from sweetrl_gym.tasks import TaskFormatError, task_from_record
+
+    has_tests = "test_cases" in trajectory.reference
+    if env_id == _FRONTEND and has_tests:
+        return f"a Backend episode (its task has test_cases), and env.id is {env_id}"
+    if env_id == _FRONTEND or has_tests:
+        return ""
+    try:
+        task_from_record(trajectory.task or trajectory.reference, where="its task")
+    except TaskFormatError as err:
+        return f"not a Backend episode: {err} (env.id is {env_id})"
+    return f"not a Backend episode (env.id is {env_id})"  # pragma: no cover - has tests
+
+
+def _line_of(path: Path, index: int) -> int:
+    """Return the line number of the ``index``-th record (0-based) of a JSONL file."""
+    import gzip
+
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as lines:
+        records = (number for number, line in enumerate(lines, start=1) if line.strip())
+        return next(number for position, number in enumerate(records) if position == index)
 
 
 def check_training_settings(config: Mapping[str, Any], names: Iterable[str] = ()) -> None:
@@ -300,8 +498,14 @@ def run_comparison(
 
     Raises:
         ValueError: If ``out`` holds a run of a different config, or a training setting
-            is invalid.
+            is invalid, or ``data.trajectories`` names a file with no episodes, one of
+            the other environment, or another file than the run began with.
+        TrajectoryFormatError: If ``data.trajectories`` is malformed (file and line).
+        FileNotFoundError: If ``data.trajectories`` names no file.
         RuntimeError: If another comparison is running in ``out``.
+        SimulatorError: If the simulated human's server does not answer
+            (:func:`check_simulator`); a missing or wrong official prompt file raises
+            as :func:`build_simulator` says. Both before anything is written.
 
     """
     if config.get("seeds"):
@@ -313,16 +517,28 @@ def run_comparison(
     config = {k: v for k, v in config.items() if k != "seeds"}  # one run: its `seed` alone
     out = Path(out)
     check_training_settings(config)
+    check_simulator(config)  # a human endpoint that is down fails now, not mid-run
+    # A trajectory file to train on is read whole and checked before the folder is touched,
+    # and so are the task files the run reads (the training tasks only to collect).
+    training_file = read_training_file(config)
+    _check_task_files(config, ["test"] if training_file is not None else ["train", "test"])
     with folder_lock(out):  # a second launch on the folder would write every episode twice
-        return _run_comparison(config, out, progress)
+        return _run_comparison(config, out, progress, training_file)
 
 
-def _run_comparison(config: Mapping[str, Any], out: Path, progress: bool) -> dict[str, Any]:
+def _run_comparison(
+    config: Mapping[str, Any],
+    out: Path,
+    progress: bool,
+    training_file: TrainingFile | None = None,
+) -> dict[str, Any]:
     """:func:`run_comparison` in a folder this launch holds."""
     from benchmarks.harness.report import write_report
 
     state = process_state()
     resumed = _claim(out, config)
+    if training_file is not None:
+        _claim_training_file(out, training_file.record)
     progress = progress and state.is_main_process
     say = print if progress else (lambda *_: None)
     started = time.perf_counter()
@@ -332,33 +548,17 @@ def _run_comparison(config: Mapping[str, Any], out: Path, progress: bool) -> dic
     warm = _warm_start(config, out, progress, say)
     offset = config["warm_start"]["tasks"] if warm is not None else 0
 
-    # 1. Training data: the base policy, k samples per task, on the next training tasks.
-    #    shard="auto": each process plays its share; all get the merged buffer.
-    train_kwargs = env_kwargs(config, "train")
-    available = len(train_kwargs["tasks"]) - offset
-    if available < 1:
-        raise ValueError(
-            f"the warm start uses all {len(train_kwargs['tasks'])} training tasks; "
-            "lower warm_start.tasks or widen env.difficulty / env.families"
+    # 1. Training data: the base policy, k samples per task, on the next training tasks
+    #    (shard="auto": each process plays its share; all get the merged buffer), or the
+    #    episodes of the data.trajectories file, read and checked before anything began.
+    if training_file is not None:
+        say(
+            f"[1/4] training on the {len(training_file.buffer)} episodes of "
+            f"{training_file.record['path']} (nothing collected)"
         )
-    n_train = min(config["data"]["train_tasks"], available)
-    train_indices = range(offset, offset + n_train)
-    k = config["data"]["samples_per_task"]
-    say(f"[1/4] collecting {n_train} tasks x {k} episodes with the base policy")
-    path = out / "data" / "train.jsonl"
-    with (
-        generation(*_base(config, out), config, _server_log(out, "collect")) as policy,
-        timed_stage(out, "collect/train", finished_before=_collected(path, n_train * k)),
-    ):
-        buffer = _collect_train(config, policy, train_indices, path, progress, k)
-    for name in config["data"]["demonstrations"]:
-        say(f"      adding {name} demonstrations on the same tasks")
-        path = demonstrations_file(out, name)
-        with timed_stage(out, f"collect/{name}", finished_before=_collected(path, n_train)):
-            buffer = buffer + _collect_train(
-                config, scripted_agent(name, config), train_indices, path, progress
-            )
-    gc.collect()
+        buffer, train_tasks = training_file.buffer, training_file.tasks
+    else:
+        buffer, train_tasks = _collect_training_data(config, out, offset, progress, say)
 
     # 2. Every algorithm from the same buffer, each from a fresh copy of the base policy.
     #    Every process trains (collective); the main process writes fit.json.
@@ -414,7 +614,6 @@ def _run_comparison(config: Mapping[str, Any], out: Path, progress: bool) -> dic
 
     # 4. The report (main process); the others read it back once it is written.
     test_tasks = env_kwargs(config, "test")["tasks"][: config["eval"]["test_tasks"]]
-    train_tasks = train_kwargs["tasks"][offset : offset + n_train]
     methods: dict[str, Any] = {}
     for name in [*names, *[m for m in config["methods"]["run"] if m not in names]]:
         fit = warm["fit"] if warm is not None and name == WARM_START else fits.get(name)
@@ -424,14 +623,22 @@ def _run_comparison(config: Mapping[str, Any], out: Path, progress: bool) -> dic
     results = {
         "name": config["name"],
         "config": dict(config),
-        "seeds": {"comparison": config["seed"], "collect": config["seed"], "eval": config["seed"]},
+        "seeds": {
+            "comparison": config["seed"],
+            **({} if training_file is not None else {"collect": config["seed"]}),
+            "eval": config["seed"],
+        },
         "task_sets": {
-            "train": {"tasks": n_train, "sha256": task_set_hash(train_tasks)},
+            "train": {"tasks": len(train_tasks), "sha256": task_set_hash(train_tasks)},
             "test": {"tasks": len(test_tasks), "sha256": task_set_hash(test_tasks)},
         },
         "base": base,
         "warm_start": warm["summary"] if warm is not None else None,
         "demonstrations": list(config["data"]["demonstrations"]),
+        # Where the training episodes came from: collected here, or a file (its hash).
+        "training_data": (
+            training_file.record if training_file is not None else {"source": "collected"}
+        ),
         "buffer": {
             "episodes": len(buffer),
             "mean_reward": sum(t.reward for t in buffer) / max(1, len(buffer)),
@@ -449,6 +656,43 @@ def _run_comparison(config: Mapping[str, Any], out: Path, progress: bool) -> dic
         write_report(results, out)
     state.wait_for_everyone()
     return json.loads((out / "results.json").read_text())
+
+
+def _collect_training_data(
+    config: Mapping[str, Any], out: Path, offset: int, progress: bool, say: Any
+) -> tuple[TrajectoryBuffer, list[Any]]:
+    """Collect (or resume) the training episodes: the base policy's, then demonstrations.
+
+    Returns:
+        The buffer, and the training tasks it was collected on.
+
+    """
+    train_kwargs = env_kwargs(config, "train")
+    available = len(train_kwargs["tasks"]) - offset
+    if available < 1:
+        raise ValueError(
+            f"the warm start uses all {len(train_kwargs['tasks'])} training tasks; "
+            "lower warm_start.tasks or widen env.difficulty / env.families"
+        )
+    n_train = min(config["data"]["train_tasks"], available)
+    train_indices = range(offset, offset + n_train)
+    k = config["data"]["samples_per_task"]
+    say(f"[1/4] collecting {n_train} tasks x {k} episodes with the base policy")
+    path = out / "data" / "train.jsonl"
+    with (
+        generation(*_base(config, out), config, _server_log(out, "collect")) as policy,
+        timed_stage(out, "collect/train", finished_before=_collected(path, n_train * k)),
+    ):
+        buffer = _collect_train(config, policy, train_indices, path, progress, k)
+    for name in config["data"]["demonstrations"]:
+        say(f"      adding {name} demonstrations on the same tasks")
+        path = demonstrations_file(out, name)
+        with timed_stage(out, f"collect/{name}", finished_before=_collected(path, n_train)):
+            buffer = buffer + _collect_train(
+                config, scripted_agent(name, config), train_indices, path, progress
+            )
+    gc.collect()
+    return buffer, train_kwargs["tasks"][offset : offset + n_train]
 
 
 def demonstrations_file(out: Path, name: str) -> Path:
@@ -575,6 +819,33 @@ def _claim(out: Path, config: Mapping[str, Any]) -> bool:
             write_atomically(path, lambda target: target.write_text(text, "utf-8"))
     state.wait_for_everyone()
     return written is not None
+
+
+def _claim_training_file(out: Path, record: Mapping[str, Any]) -> None:
+    """Keep the trajectory file's hash in ``data/trajectories.json``; refuse a changed file.
+
+    A resumed run must train its remaining methods on the episodes its first launch
+    trained on: a file whose bytes changed since (its sha256) is refused.
+
+    Raises:
+        ValueError: If the folder's run began with a file of other content.
+
+    """
+    state = process_state()
+    path = out / "data" / "trajectories.json"
+    if path.exists():
+        stored = json.loads(path.read_text())
+        if stored.get("sha256") != record["sha256"]:
+            raise ValueError(
+                f"{record['path']} is not the file this run began with ({path}: sha256 "
+                f"{stored.get('sha256')}, now {record['sha256']}); use a new --out folder"
+            )
+    state.wait_for_everyone()
+    if state.is_main_process and not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(dict(record), indent=2) + "\n"
+        write_atomically(path, lambda target: target.write_text(text, "utf-8"))
+    state.wait_for_everyone()
 
 
 def _with_new_defaults(stored: dict[str, Any]) -> dict[str, Any]:

@@ -9,7 +9,8 @@ fairly and ``results.json`` can record it whole::
 Sections and their keys (defaults in :data:`DEFAULTS`): ``env`` (which environment and
 simulated human), ``policy`` (the model and its sampling), ``warm_start`` (behaviour
 cloning of a scripted demonstrator before RL; its result is the base every method starts
-from), ``data`` (training data collected with the base policy), ``eval`` (held-out
+from), ``data`` (training data collected with the base policy, or a trajectory file to
+train on instead: ``data.trajectories``), ``eval`` (held-out
 tasks), ``training`` (the :class:`~algorithms.TrainingConfig` every algorithm shares)
 and ``methods`` (which to run, plus a table of settings per algorithm, e.g.
 ``[methods.sweet-rl]``). The ``training`` and ``methods.NAME`` keys are checked against
@@ -78,6 +79,16 @@ DEFAULTS: dict[str, Any] = {
         "simulator": "default",  # "default" (offline) or "openai" (an OpenAI-compatible server)
         "simulator_base_url": "",
         "simulator_model": "",
+        # The "openai" human's request: "ours" (our wording, role-swapped chat) or
+        # "official" (the paper's: the official prompt file as one user message, 4,096
+        # tokens), which needs simulator_prompt_file: your copy of sweet_rl's
+        # prompts/human_simulator_code_prompt.txt (Frontend: ..._html_prompt.txt).
+        "simulator_prompt_format": "ours",
+        "simulator_prompt_file": "",
+        "simulator_max_tokens": 0,  # most tokens a reply (0: ours 256, official 4,096)
+        # "raise" (an episode whose human failed is no data point) or "no_response" (the
+        # official code's: the human says "No response." and the episode goes on).
+        "simulator_on_error": "raise",
         "tasks": "bundled",  # or the official JSONL of the training tasks
         "test_tasks": "",  # the official JSONL of the held-out tasks ("": same as tasks)
         "difficulty": [],  # backend only: [lo, hi] hidden facts that matter
@@ -128,6 +139,10 @@ DEFAULTS: dict[str, Any] = {
         # Scripted agents whose episodes join the base policy's (e.g. ["oracle"]): for
         # policies too weak to ever succeed alone, which would leave nothing to learn.
         "demonstrations": [],
+        # A trajectory file to train every method on instead of collecting (ours or the
+        # official sweet_rl format, e.g. the published colbench_code_offline_15k_llama8b
+        # .jsonl): its episodes are the whole training data. "": collect as above.
+        "trajectories": "",
     },
     "eval": {"test_tasks": 1000, "samples_per_task": 1, "num_envs": 8},
     "training": {},
@@ -288,6 +303,7 @@ def _check(config: dict[str, Any]) -> None:
             f"policy.dtype must be one of {DTYPES}, got {config['policy']['dtype']!r}"
         )
     _check_warm_start(config["warm_start"])
+    _check_trajectories(config)
     _check_server(config["policy"])
     if config["env"]["simulator"] not in ("default", "openai"):
         raise ConfigError("env.simulator must be 'default' or 'openai'")
@@ -296,6 +312,7 @@ def _check(config: dict[str, Any]) -> None:
         raise ConfigError(
             "env.simulator = 'openai' needs env.simulator_base_url and simulator_model"
         )
+    _check_simulator_request(config["env"])
 
 
 def _check_similarity(env: Mapping[str, Any]) -> None:
@@ -313,6 +330,38 @@ def _check_similarity(env: Mapping[str, Any]) -> None:
         raise ConfigError("env.similarity = 'clip' scores Frontend pages (ColBench-Frontend-v0)")
 
 
+def _check_simulator_request(env: Mapping[str, Any]) -> None:
+    """Check the ``openai`` human's request settings (the prompt file is read when used)."""
+    from sweetrl_gym.simulators.prompts import OFFICIAL_PROMPT_FILES, PROMPT_FORMATS
+
+    prompt_format, prompt_file = env["simulator_prompt_format"], env["simulator_prompt_file"]
+    if prompt_format not in PROMPT_FORMATS:
+        raise ConfigError(
+            f"env.simulator_prompt_format must be one of {PROMPT_FORMATS}, got {prompt_format!r}"
+        )
+    if env["simulator_on_error"] not in ("raise", "no_response"):
+        raise ConfigError("env.simulator_on_error must be 'raise' or 'no_response'")
+    if env["simulator_max_tokens"] < 0:
+        raise ConfigError("env.simulator_max_tokens must be >= 0 (0: the format's own)")
+    changed = prompt_format != "ours" or prompt_file or env["simulator_max_tokens"]
+    if env["simulator"] != "openai" and (changed or env["simulator_on_error"] != "raise"):
+        raise ConfigError(
+            "env.simulator_prompt_format, simulator_prompt_file, simulator_max_tokens and "
+            "simulator_on_error set the request of env.simulator = 'openai'"
+        )
+    kind = "frontend" if env["id"] == "ColBench-Frontend-v0" else "backend"
+    if prompt_format == "official" and not prompt_file:
+        raise ConfigError(
+            "env.simulator_prompt_format = 'official' needs env.simulator_prompt_file: the "
+            f"path of your copy of {OFFICIAL_PROMPT_FILES[kind]} from "
+            "https://github.com/facebookresearch/sweet_rl (CC-BY-NC, not shipped here)"
+        )
+    if prompt_file and prompt_format != "official":
+        raise ConfigError(
+            "env.simulator_prompt_file is read only with env.simulator_prompt_format = 'official'"
+        )
+
+
 def method_settings(config: Mapping[str, Any], name: str) -> dict[str, Any]:
     """Return an algorithm's settings: ``[training]`` updated by ``[methods.NAME]``."""
     return {**config["training"], **config["methods"].get(name, {})}
@@ -322,6 +371,24 @@ def warm_start_settings(config: Mapping[str, Any]) -> dict[str, Any]:
     """Return the behaviour-cloning settings of the warm start: ``[training]`` updated by it."""
     extra = {k: v for k, v in config["warm_start"].items() if k not in _WARM_START_KEYS}
     return {**config["training"], **extra}
+
+
+def _check_trajectories(config: Mapping[str, Any]) -> None:
+    """Refuse what collects training data beside a trajectory file (``data.trajectories``)."""
+    if not config["data"]["trajectories"]:
+        return
+    if config["warm_start"]["demonstrator"]:
+        raise ConfigError(
+            "data.trajectories trains every method on the file's episodes from policy.model "
+            'as it is, with no warm start: set warm_start.demonstrator = "" (to start from '
+            "a cloned policy, give its saved weights, e.g. methods/warm-start/model/policy of "
+            "an earlier run, as policy.model)"
+        )
+    if config["data"]["demonstrations"]:
+        raise ConfigError(
+            "data.trajectories is the whole training data; data.demonstrations adds episodes "
+            "to collected data only: set data.demonstrations = []"
+        )
 
 
 def _check_server(policy: Mapping[str, Any]) -> None:

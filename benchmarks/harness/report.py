@@ -610,12 +610,19 @@ def _setup(results: Mapping[str, Any]) -> str:
     train, test = sets.get("train") or {}, sets.get("test") or {}
     samples = (config.get("data") or {}).get("samples_per_task", "?")
     eval_samples = (config.get("eval") or {}).get("samples_per_task", "?")
+    source = results.get("training_data") or {}
     if train:
         buffer = results.get("buffer") or {}
-        data = f"Trained from one buffer of {_count(train.get('tasks'), 'task')} × "
-        data += _count(samples, "sample")
         episodes, rate = buffer.get("episodes"), _number(buffer.get("success_rate"))
-        data += " of the base policy"
+        if source.get("source") == "file":  # data.trajectories: nothing was collected
+            data = (
+                f"Trained on the episodes of `{source.get('path')}` ({source.get('format')} "
+                f"format, sha256 `{str(source.get('sha256'))[:12]}`), "
+                f"{_count(train.get('tasks'), 'task')}"
+            )
+        else:
+            data = f"Trained from one buffer of {_count(train.get('tasks'), 'task')} × "
+            data += _count(samples, "sample") + " of the base policy"
         demonstrations = results.get("demonstrations") or []
         if demonstrations:
             data += (

@@ -64,7 +64,7 @@ def run_seeds(
             other seeds finish first.
 
     """
-    from benchmarks.harness.compare import run_comparison
+    from benchmarks.harness.compare import check_simulator, run_comparison
     from benchmarks.harness.pool import pool_runs, write_pooled
 
     seeds = list(config["seeds"])
@@ -77,6 +77,7 @@ def run_seeds(
             "parallel seeds run in processes of their own: launch without torchrun/accelerate, "
             "or leave parallel at 1 to run each seed on all the processes"
         )
+    check_simulator(config)  # once, before any seed's folder or log is made
     out = Path(out)
     say = print if progress and process_state().is_main_process else (lambda *_: None)
     if parallel > 1:

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from sweetrl_gym.official_data import missing_task_file_hint
 from sweetrl_gym.tasks.frontend_generator import bundled_frontend_tasks
 from sweetrl_gym.tasks.frontend_types import FrontendTask
 from sweetrl_gym.tasks.records import (
@@ -41,7 +42,8 @@ def load_frontend_tasks(
 
     Raises:
         TaskFormatError: A record is malformed (the message names file and line).
-        FileNotFoundError: The path does not exist.
+        FileNotFoundError: The path does not exist (the message names the official file
+            it stands for and how to get it).
         ValueError: Unknown split, or no tasks.
         TypeError: ``source`` is none of the above.
 
@@ -52,6 +54,7 @@ def load_frontend_tasks(
         bundled=bundled_frontend_tasks,
         task_type=FrontendTask,
         build=frontend_task_from_record,
+        missing_hint=missing_task_file_hint("frontend", split),
     )
 
 

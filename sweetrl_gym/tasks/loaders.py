@@ -8,6 +8,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from sweetrl_gym.official_data import missing_task_file_hint
 from sweetrl_gym.tasks.bundled import bundled_backend_tasks
 from sweetrl_gym.tasks.records import (
     TaskFormatError,
@@ -48,13 +49,19 @@ def load_backend_tasks(
 
     Raises:
         TaskFormatError: A record is malformed (the message names file and line).
-        FileNotFoundError: The path does not exist.
+        FileNotFoundError: The path does not exist (the message names the official file
+            it stands for and how to get it).
         ValueError: Unknown split, bad difficulty filter, unknown family, or nothing left
             after filtering.
 
     """
     tasks = load_task_source(
-        source, split, bundled=bundled_backend_tasks, task_type=BackendTask, build=task_from_record
+        source,
+        split,
+        bundled=bundled_backend_tasks,
+        task_type=BackendTask,
+        build=task_from_record,
+        missing_hint=missing_task_file_hint("backend", split),
     )
     if families is not None:
         tasks = _of_families(tasks, families, source)

@@ -43,6 +43,7 @@ def load_task_source(
     bundled: Callable[[str], list[T]],
     task_type: type[T],
     build: RecordToTask[T],
+    missing_hint: str = "",
 ) -> list[T]:
     """Read tasks from ``"bundled"``, a JSONL path, or a list of tasks and/or records.
 
@@ -53,10 +54,13 @@ def load_task_source(
         bundled: Returns the bundled tasks of a split.
         task_type: The task class (list items of this type are kept as they are).
         build: Turns a record into a task: ``build(record, split=..., where=...)``.
+        missing_hint: Added to the error for a path that does not exist (which official
+            file it stands for and how to get it).
 
     Raises:
         ValueError: Unknown split, or no tasks.
         TypeError: ``source`` is none of the above.
+        FileNotFoundError: ``source`` is a path that does not exist.
 
     """
     if split not in SPLITS:
@@ -64,7 +68,7 @@ def load_task_source(
     if isinstance(source, str) and source == "bundled":
         tasks = bundled(split)
     elif isinstance(source, (str, os.PathLike)):
-        tasks = read_task_jsonl(Path(source), split, build)
+        tasks = read_task_jsonl(Path(source), split, build, missing_hint=missing_hint)
     elif isinstance(source, Iterable) and not isinstance(source, (bytes, Mapping)):
         tasks = tasks_from_records(source, split, task_type, build)
     else:
@@ -98,13 +102,16 @@ def record_task_id(
     return str(task_id)
 
 
-def read_task_jsonl(path: Path, split: str, build: RecordToTask[T]) -> list[T]:
+def read_task_jsonl(
+    path: Path, split: str, build: RecordToTask[T], *, missing_hint: str = ""
+) -> list[T]:
     """Read one task a line from ``path`` (``.jsonl`` or ``.jsonl.gz``).
 
     Args:
         path: The file.
         split: Recorded on tasks that name none.
         build: Turns a record into a task: ``build(record, split=..., where=...)``.
+        missing_hint: Added to the error when the file does not exist.
 
     Returns:
         The tasks in file order; repeated ids get a ``-2``, ``-3``, ... suffix.
@@ -116,7 +123,9 @@ def read_task_jsonl(path: Path, split: str, build: RecordToTask[T]) -> list[T]:
 
     """
     if not path.exists():
-        raise FileNotFoundError(f"task file not found: {path}")
+        raise FileNotFoundError(
+            f"task file not found: {path}" + (f" ({missing_hint})" if missing_hint else "")
+        )
     opener = gzip.open if path.suffix == ".gz" else open
     tasks: list[T] = []
     ids: set[str] = set()
