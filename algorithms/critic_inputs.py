@@ -18,7 +18,17 @@ from sweetrl_gym.local_lm import chat_prompt
 from sweetrl_gym.messages import validate_messages
 from sweetrl_gym.trajectory import Turn
 
-__all__ = ["FACTS_HINT", "REFERENCE_HINT", "critic_prompt", "critic_prompts", "hint_fields"]
+__all__ = [
+    "FACTS_HINT",
+    "HINT_POSITIONS",
+    "REFERENCE_HINT",
+    "critic_prompt",
+    "critic_prompts",
+    "hint_fields",
+]
+
+HINT_POSITIONS = ("system", "prefix")
+"""Where a critic prompt puts the hint (:func:`critic_prompt`)."""
 
 REFERENCE_HINT = "In light that the final answer is: {ground_truth}."
 """The paper's sentence giving the critic the reference solution (``str.format`` fields
@@ -71,6 +81,7 @@ def critic_prompt(
     hint_template: str | None = REFERENCE_HINT,
     *,
     where: str = "critic prompt",
+    hint_position: str = "system",
 ) -> str:
     """Format one turn's state as a critic sees it (see :func:`critic_prompts`).
 
@@ -80,16 +91,22 @@ def critic_prompt(
         reference: The trajectory's training-time information.
         hint_template: ``str.format`` template over the reference's keys; ``None``: no hint.
         where: Names the turn in error messages.
+        hint_position: ``"system"``: the hint ends the system prompt, inside the chat
+            template. ``"prefix"`` (the official code): the hint, then the formatted
+            prompt, its start token and all.
 
     """
+    if hint_position not in HINT_POSITIONS:
+        raise ValueError(f"hint_position must be one of {HINT_POSITIONS}, got {hint_position!r}")
     messages = validate_messages(turn.messages, where="the turn's messages", text_only=True)
     system = policy.system_prompt
     if messages and messages[0]["role"] == "system":  # the conversation brings its own
         system, messages = messages[0]["content"], messages[1:]
-    if hint_template is not None:
-        hint = _format_hint(hint_template, reference, where)
+    hint = None if hint_template is None else _format_hint(hint_template, reference, where)
+    if hint is not None and hint_position == "system":
         system = hint if system is None else f"{system}\n\n{hint}"
-    return chat_prompt(policy.tokenizer, messages, system)
+    prompt = chat_prompt(policy.tokenizer, messages, system)
+    return prompt if hint is None or hint_position == "system" else hint + prompt
 
 
 def _format_hint(template: str, reference: Mapping[str, Any], where: str) -> str:

@@ -62,7 +62,7 @@ from algorithms.batches import (
     to_json,
 )
 from algorithms.config import TrainingConfig
-from algorithms.critic_inputs import REFERENCE_HINT, critic_prompt
+from algorithms.critic_inputs import HINT_POSITIONS, REFERENCE_HINT, critic_prompt
 from algorithms.distributed import full_state_dict, map_sharded, reshard
 from algorithms.logprobs import TokenizedTurns, shared_prefix_turn_logprobs, turn_logprobs
 from algorithms.lora import (
@@ -131,7 +131,8 @@ class SweetRLConfig(TrainingConfig):
     Not official by default (the ``paper`` configs set the official value; the
     "Reproducing the paper" page says why each differs): ``critic_score`` (official
     ``"token_mean"``), ``held_out_fraction`` (0), ``candidate_selection``
-    (``"trajectories"``), ``drop_truncated_candidates`` (False), ``nll_scope``
+    (``"trajectories"``), ``drop_truncated_candidates`` (False), ``hint_position``
+    (``"prefix"``), ``nll_scope``
     (``"sequence"``), ``critic_max_length`` and ``max_length`` (8192, 16384), the batch
     (8 a step), ``adam_betas`` ((0.9, 0.95)), ``lr_scheduler``, ``warmup_ratio`` and
     ``min_lr_ratio`` (``"cosine_with_min_lr"``, 0.03, 0.1).
@@ -187,6 +188,10 @@ class SweetRLConfig(TrainingConfig):
             (:func:`algorithms.critic_inputs.hint_fields`). Paper: the ground-truth
             answer (:data:`~algorithms.critic_inputs.REFERENCE_HINT`); on the Backend,
             :data:`~algorithms.critic_inputs.FACTS_HINT` names the facts instead.
+        hint_position: Where the critic reads the hint. ``"system"`` (default): at the
+            end of the system prompt, so the chat template starts as the policy's does.
+            ``"prefix"`` (official: its scripts prepend the sentence to the formatted
+            prompt): before everything, the template's start token included.
         critic_model: A hub id, local folder or ``"default"`` of a causal LM to start the
             critic from (:func:`agents.loading.load_model`; it must use the policy's
             tokenizer); ``None``: the policy's model (paper; with LoRA, a second adapter
@@ -264,6 +269,7 @@ class SweetRLConfig(TrainingConfig):
     length_normalize: bool = True
     critic_score: str = "turn_sum"
     hint_template: str = REFERENCE_HINT
+    hint_position: str = "system"
     critic_model: str | None = None
     critic_max_length: int | None = None
     nll_scope: str = "action"
@@ -301,6 +307,7 @@ class SweetRLConfig(TrainingConfig):
         self._check_choice("critic_head", ("log_ratio", "value"))
         self._check_choice("nll_turns", ("all", "answers"))
         self._check_choice("nll_scope", ("action", "sequence"))
+        self._check_choice("hint_position", HINT_POSITIONS)
         if self.critic_max_length is not None:
             self._check_positive("critic_max_length")
         if self.nll_scope == "sequence" and self.nll_turns != "all":
@@ -492,7 +499,14 @@ class SweetRL(Algorithm):
         where = f"trajectory of task {trajectory.task_id!r}"
         hint = self._hint()
         prompts = [
-            critic_prompt(self.policy, turn, trajectory.reference, hint, where=where)
+            critic_prompt(
+                self.policy,
+                turn,
+                trajectory.reference,
+                hint,
+                where=where,
+                hint_position=self.config.hint_position,
+            )
             for turn in trajectory.turns
         ]
         return Dialogue(prompts, [turn.action for turn in trajectory.turns])
@@ -714,7 +728,15 @@ class SweetRL(Algorithm):
         hinted, plain, actions = [], [], []
         for messages, reference, candidates in turns:
             turn = Turn(messages=[dict(m) for m in messages], action="")
-            hinted += [critic_prompt(self.policy, turn, reference, self._hint())] * len(candidates)
+            hinted += [
+                critic_prompt(
+                    self.policy,
+                    turn,
+                    reference,
+                    self._hint(),
+                    hint_position=self.config.hint_position,
+                )
+            ] * len(candidates)
             if unhinted:
                 plain += self.policy_prompts([turn]) * len(candidates)
             actions += candidates

@@ -43,6 +43,7 @@ from benchmarks.harness.policies import (
     build_policy,
     saved_policy,
     scripted_agent,
+    system_prompt,
 )
 from benchmarks.harness.serving import generation, model_source, served_folder
 from benchmarks.harness.stage_times import read_stage_times, timed_stage
@@ -518,6 +519,7 @@ def run_comparison(
     out = Path(out)
     check_training_settings(config)
     check_simulator(config)  # a human endpoint that is down fails now, not mid-run
+    system_prompt(config)  # and so does a missing policy.system_prompt_file
     # A trajectory file to train on is read whole and checked before the folder is touched,
     # and so are the task files the run reads (the training tasks only to collect).
     training_file = read_training_file(config)

@@ -112,6 +112,10 @@ DEFAULTS: dict[str, Any] = {
         # "full" (the default agent prompt), "short" (one line, for small models trained
         # on the protocol) or the prompt's own text.
         "system_prompt": "full",
+        # A file whose text is the system prompt instead (e.g. your copy of sweet_rl's
+        # prompts/llm_agent_code_prompt.txt, which the published trajectories were made
+        # with: training on them then reads the prompts the official agent saw). "": none.
+        "system_prompt_file": "",
         # Generation through an OpenAI-compatible server (collection, SWEET-RL's and
         # ArCHer's samples, evaluation); training stays local. Either a command that
         # serves a saved policy folder, started for each stage that samples from one

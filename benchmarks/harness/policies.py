@@ -81,12 +81,28 @@ def system_prompt(config: Mapping[str, Any]) -> str:
     """Return the agent's system prompt that ``policy.system_prompt`` names.
 
     ``"full"``: the agent prompt of the environment; ``"short"``: its one-line form
-    (which names no turn limit); anything else is the prompt's own text.
+    (which names no turn limit); anything else is the prompt's own text. A
+    ``policy.system_prompt_file`` gives the prompt as a file's whole text instead (the
+    official agent prompt is used as it is, its unfilled ``{dialogue_history}`` too).
+
+    Raises:
+        FileNotFoundError: If ``policy.system_prompt_file`` names no file (the message
+            names the official one).
+
     """
     from agents import prompts
 
-    choice = config["policy"]["system_prompt"]
     frontend = config["env"]["id"] == _FRONTEND
+    path = config["policy"].get("system_prompt_file", "")
+    if path:
+        if not Path(path).is_file():
+            official = f"prompts/llm_agent_{'html' if frontend else 'code'}_prompt.txt"
+            raise FileNotFoundError(
+                f"policy.system_prompt_file: no file at {path} (the official agent prompt is "
+                f"{official} of https://github.com/facebookresearch/sweet_rl)"
+            )
+        return Path(path).read_text(encoding="utf-8")
+    choice = config["policy"]["system_prompt"]
     named = {
         ("full", False): prompts.BACKEND_AGENT_PROMPT,
         ("short", False): prompts.SHORT_BACKEND_AGENT_PROMPT,

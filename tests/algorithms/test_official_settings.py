@@ -145,3 +145,23 @@ def test_sweet_rl_official_settings_are_checked():
         SweetRLConfig(nll_scope="sequence", nll_turns="answers")
     with pytest.raises(ValueError, match="critic_max_length"):
         SweetRLConfig(critic_max_length=0)
+
+
+def test_the_official_hint_comes_before_the_formatted_prompt(shared_buffer):
+    from algorithms.critic_inputs import REFERENCE_HINT, critic_prompt
+
+    policy = _policy()
+    trajectory = shared_buffer[0]
+    turn = trajectory.turns[1]
+    hint = REFERENCE_HINT.format(ground_truth=trajectory.reference["ground_truth"])
+    prefixed = critic_prompt(policy, turn, trajectory.reference, hint_position="prefix")
+    assert prefixed == hint + policy.format_prompts([turn.messages])[0]
+    inside = critic_prompt(policy, turn, trajectory.reference)
+    assert not inside.startswith(hint) and hint in inside
+    with pytest.raises(ValueError, match="hint_position"):
+        critic_prompt(policy, turn, trajectory.reference, hint_position="suffix")
+    # The critic trains and scores on such rows (a dialogue still packs as one sequence).
+    algorithm = SweetRL(policy, **FAST, critic_epochs=1, hint_position="prefix")
+    metrics = algorithm.fit_critic(algorithm.trajectory_pairs(shared_buffer))
+    assert math.isfinite(metrics["critic/loss"])
+    assert len(algorithm.turn_advantages(trajectory)) == len(trajectory.turns)

@@ -61,9 +61,11 @@ def official_file(path: Path, num_tasks: int = 2, repeats: int = 3) -> Path:
 
 
 def error_line(capsys) -> str:
+    """The one error line the CLI printed (library warnings may precede it)."""
     lines = capsys.readouterr().err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("sweetrl: error: "), lines
-    return lines[0]
+    errors = [line for line in lines if line.startswith("sweetrl: error: ")]
+    assert len(errors) == 1 and lines[-1] == errors[0], lines
+    return errors[0]
 
 
 def test_train_sweet_rl_on_an_official_trajectory_file(tmp_path, capsys):
@@ -185,3 +187,16 @@ def test_a_missing_test_task_file_fails_a_comparison_before_any_work(tmp_path, c
     assert main([*argv, "--set", f"env.test_tasks={json.dumps(str(missing))}"]) == 1
     assert f"task file not found: {missing}" in error_line(capsys)
     assert not out.exists()
+
+
+def test_the_agent_prompt_can_be_a_file(tmp_path):
+    from benchmarks.harness.policies import build_policy, system_prompt
+
+    prompt = tmp_path / "agent_prompt.txt"
+    prompt.write_text("You collaborate with a user.\n{dialogue_history}\n", "utf-8")
+    config = load_config("smoke", [f"policy.system_prompt_file='{prompt}'"])
+    assert system_prompt(config) == prompt.read_text("utf-8")  # as it is, placeholder too
+    assert build_policy(config).system_prompt == prompt.read_text("utf-8")
+    missing = load_config("smoke", [f"policy.system_prompt_file='{tmp_path / 'none.txt'}'"])
+    with pytest.raises(FileNotFoundError, match=r"llm_agent_code_prompt\.txt"):
+        system_prompt(missing)
