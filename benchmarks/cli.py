@@ -276,6 +276,22 @@ def build_parser() -> argparse.ArgumentParser:
 
     configs = add("configs", _configs, "List the bundled configs, or show one resolved.")
     configs.add_argument("name", nargs="?", help="a config to show (with --set applied)")
+
+    mini = add(
+        "mini-data",
+        _mini_data,
+        "Write small stand-ins for the paper's files, in their official formats (paper-mini).",
+    )
+    mini.add_argument("out", metavar="DIR", help="the files go here (paper-mini reads paper-mini/)")
+    mini.add_argument("--train-tasks", type=_positive_int, default=24, metavar="N")
+    mini.add_argument("--test-tasks", type=_positive_int, default=16, metavar="N")
+    mini.add_argument(
+        "--human-model",
+        default="default",
+        metavar="MODEL",
+        help="the model to save in DIR/human-model for `transformers serve` to play the human "
+        "(default: the embedded SmolLM2; 'none': save none)",
+    )
     return parser
 
 
@@ -775,6 +791,24 @@ def _first_table(markdown: str) -> str:
 def _bench(argv: list[str]) -> int:
     bench = importlib.import_module("benchmarks.speed.bench")
     bench.main(argv)
+    return 0
+
+
+def _mini_data(args: argparse.Namespace) -> int:
+    from agents.loading import load_causal_lm
+    from benchmarks.harness.mini_data import write_mini_data
+
+    out = Path(args.out)
+    paths = write_mini_data(
+        out, train_tasks=args.train_tasks, test_tasks=args.test_tasks, progress=not args.no_progress
+    )
+    if args.human_model != "none":
+        model, tokenizer = load_causal_lm(args.human_model, what="--human-model")
+        model.save_pretrained(str(out / "human-model"), safe_serialization=True)
+        tokenizer.save_pretrained(str(out / "human-model"))
+        paths["human_model"] = out / "human-model"
+    for role, path in paths.items():
+        print(f"{role:13s} {path}")
     return 0
 
 

@@ -179,6 +179,16 @@ def load_config(name_or_path: str | Path, overrides: Sequence[str] = ()) -> dict
         ConfigError: If the file is not valid TOML, or a key or value is invalid.
 
     """
+    config = copy.deepcopy(DEFAULTS)
+    _merge_file(config, _config_path(name_or_path), ())
+    for override in overrides:
+        apply_override(config, override)
+    _check(config)
+    return config
+
+
+def _config_path(name_or_path: str | Path) -> Path:
+    """Return the file of a bundled config's name or of a path."""
     path = Path(name_or_path)
     if not path.suffix:
         path = CONFIG_DIR / f"{name_or_path}.toml"
@@ -189,16 +199,30 @@ def load_config(name_or_path: str | Path, overrides: Sequence[str] = ()) -> dict
             )
     if not path.exists():
         raise FileNotFoundError(f"config file not found: {path}")
+    return path
+
+
+def _merge_file(config: dict[str, Any], path: Path, chain: tuple[Path, ...]) -> None:
+    """Merge a config file into ``config``: first the config it ``extends``, then itself.
+
+    ``extends = "paper"`` (a bundled name, or a path relative to the file) makes a config
+    the other one with only what it sets changed, e.g. ``paper-mini``: the paper's
+    pipeline at a CPU's size.
+    """
+    if path.resolve() in chain:
+        cycle = " -> ".join(p.name for p in (*chain, path.resolve()))
+        raise ConfigError(f"{path}: configs extend each other in a cycle ({cycle})")
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise ConfigError(f"{path}: not valid TOML ({err})") from err
-    config = copy.deepcopy(DEFAULTS)
+    base = data.pop("extends", None)
+    if base is not None:
+        if not isinstance(base, str) or not base:
+            raise ConfigError(f"{path}: extends must name a config, got {base!r}")
+        base_path = Path(base) if not Path(base).suffix else path.parent / base
+        _merge_file(config, _config_path(base_path), (*chain, path.resolve()))
     _merge(config, data, where=str(path))
-    for override in overrides:
-        apply_override(config, override)
-    _check(config)
-    return config
 
 
 def apply_override(config: dict[str, Any], override: str) -> None:
