@@ -411,17 +411,20 @@ class SweetRL(Algorithm):
         metrics.update(self.fit_critic(train))
         if self.trainer.stopped:
             return metrics
-        # On as many training pairs as there are held-out ones (at least 16): the two
-        # accuracies then have the same noise, and scoring every training pair again
-        # took as long as training the critic.
+        # The critic's fit after training: its loss and accuracy on as many training pairs
+        # as there are held-out ones (at least 16), so the two have the same noise (scoring
+        # every training pair again took as long as training the critic). The stage's own
+        # loss is each batch's before its step: with one epoch, a loss on unseen pairs.
         rng = np.random.default_rng([self.config.seed, 4])
         sample = rng.permutation(len(train))[: max(len(held_out), 16)]
-        metrics["critic/train_pair_accuracy"] = self.critic_accuracy(
-            [train[i] for i in sorted(sample)]
-        )
+        fit = self.critic_pair_metrics([train[i] for i in sorted(sample)])
+        metrics["critic/train_pair_accuracy"] = fit["accuracy"]
+        metrics["critic/train_pair_loss"] = fit["loss"]
         if held_out:
-            metrics["critic/heldout_pair_accuracy"] = self.critic_accuracy(held_out)
-        self.log_metrics({k: v for k, v in metrics.items() if "accuracy" in k})
+            unseen = self.critic_pair_metrics(held_out)
+            metrics["critic/heldout_pair_accuracy"] = unseen["accuracy"]
+            metrics["critic/heldout_pair_loss"] = unseen["loss"]
+        self.log_metrics({k: v for k, v in metrics.items() if "pair_" in k})
         # Steps 3 and 4.
         self.policy_pairs, dropped = self._candidates(buffer)
         metrics["train/num_pairs"] = float(len(self.policy_pairs))
@@ -639,23 +642,41 @@ class SweetRL(Algorithm):
             RuntimeError: If the critic has not been trained or loaded.
 
         """
+        return self.critic_pair_metrics(pairs)["accuracy"]
+
+    def critic_pair_metrics(self, pairs: Sequence[TrajectoryPair]) -> dict[str, float]:
+        """Return the critic's accuracy and mean Bradley–Terry loss on trajectory pairs.
+
+        ``accuracy``: the fraction of pairs whose chosen trajectory scores higher (ties:
+        half); ``loss``: the critic's training loss on them (ln 2 = 0.6931 for a critic
+        that tells no pair apart). On its training pairs after training, they measure
+        its fit; on held-out pairs, what it learnt.
+
+        Raises:
+            RuntimeError: If the critic has not been trained or loaded.
+
+        """
         if self.critic is None:
             raise RuntimeError("no critic yet: call fit_critic (or fit) first")
         if not pairs:
-            raise ValueError("critic_accuracy needs at least one pair")
+            raise ValueError("critic_pair_metrics needs at least one pair")
         with self._session(_pairs_fingerprint(pairs)):
             items = self._scored_pairs(pairs)
             collate = self._collate_critic()
 
-            def compute(chunk: list[DialoguePair]) -> list[float]:
+            def compute(chunk: list[DialoguePair]) -> list[list[float]]:
                 with self._as_critic(), self.trainer.autocast(), torch.no_grad():
                     chosen, rejected = self._pair_scores(self.critic, collate(chunk))
                 wins = (chosen > rejected).float() + 0.5 * (chosen == rejected).float()
-                return wins.tolist()
+                losses = torch.nn.functional.softplus(rejected - chosen).float()
+                return [[w, loss] for w, loss in zip(wins.tolist(), losses.tolist())]
 
-            wins = map_sharded(items, compute, batch_size=self.config.critic_batch_size)
+            rows = map_sharded(items, compute, batch_size=self.config.critic_batch_size)
             reshard(self.critic)
-        return float(sum(wins) / len(wins))
+        return {
+            "accuracy": float(sum(w for w, _ in rows) / len(rows)),
+            "loss": float(sum(loss for _, loss in rows) / len(rows)),
+        }
 
     def score_actions(
         self, messages: Sequence[dict[str, str]], reference: dict[str, Any], actions: Sequence[str]

@@ -8,6 +8,8 @@ The learning rate here is so small that no step moves a weight: every logged ste
 "before any update".
 """
 
+import math
+
 import pytest
 import torch
 
@@ -57,9 +59,11 @@ def test_sweet_rl_critic_and_policy_margins_are_zero_before_any_update(dtype, sh
         drop_truncated_candidates=False,
         held_out_fraction=0.0,
     )
-    algorithm.fit(shared_buffer)
-    # The critic is its start: every trajectory score margin is 0...
+    metrics = algorithm.fit(shared_buffer)
+    # The critic is its start: every trajectory score margin is 0, so every pair ties...
     assert all(abs(m) < TOLERANCE for m in _logged(algorithm, "critic/score_margin"))
+    assert metrics["critic/train_pair_accuracy"] == 0.5
+    assert metrics["critic/train_pair_loss"] == pytest.approx(math.log(2), abs=TOLERANCE)
     # ...and so is every turn advantage measured against the start.
     algorithm.config = algorithm.config.replace(critic_baseline="start")
     for trajectory in shared_buffer:
