@@ -497,7 +497,8 @@ def test_warm_start_settings_are_checked_before_any_work():
     # The Frontend's own short prompt: pages, not functions, and no turn limit it may contradict.
     short = system_prompt(load_config("frontend-quick", ["policy.system_prompt='short'"]))
     assert "HTML" in short and "Python" not in short and "10 messages" not in short
-    assert len(short) < 250 < len(system_prompt(load_config("paper-frontend")))
+    full = load_config("paper-frontend", ["policy.system_prompt_file=''"])  # ours, not a file
+    assert len(short) < 250 < len(system_prompt(full))
 
 
 def test_the_collaborator_of_a_frontend_config_designs_pages():
