@@ -67,3 +67,23 @@ def test_paper_mini_runs_the_paper_path_with_a_served_human(tmp_path, monkeypatc
     assert "POST /v1/chat/completions" in log
     evaluated = TrajectoryBuffer.load(out / "eval" / "zero-shot.jsonl")
     assert all(len(t.turns) >= 1 for t in evaluated)
+
+
+def test_a_config_extends_another_by_name_or_path(tmp_path):
+    from benchmarks.harness.experiment_config import ConfigError
+
+    base = tmp_path / "base.toml"
+    base.write_text('extends = "smoke"\nname = "base"\n[eval]\ntest_tasks = 3\n')
+    child = tmp_path / "child.toml"
+    child.write_text('extends = "base.toml"\nname = "child"\n[data]\ntrain_tasks = 5\n')
+    config = load_config(child)
+    smoke = load_config("smoke")
+    assert (config["name"], config["eval"]["test_tasks"], config["data"]["train_tasks"]) == (
+        "child",
+        3,
+        5,
+    )
+    assert config["training"] == smoke["training"] and config["policy"] == smoke["policy"]
+    base.write_text('extends = "child.toml"\n')
+    with pytest.raises(ConfigError, match="cycle"):
+        load_config(child)
