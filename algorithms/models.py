@@ -97,6 +97,10 @@ def enable_activation_checkpointing(model: nn.Module) -> None:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
 
 
+_HEAD_INIT_SCALE = 0.01
+"""The value heads' initial weights as a share of the usual ``hidden**-0.5`` scale."""
+
+
 class ValueHeadModel(nn.Module):
     """Scalar heads on a causal LM's last hidden state at the last real token.
 
@@ -123,7 +127,10 @@ class ValueHeadModel(nn.Module):
         param = next(lm.parameters())
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(0)  # the same head for the same backbone, whatever the caller did
-            nn.init.normal_(self.heads.weight, std=hidden**-0.5)
+            # Values start near 0 (rewards lie in [0, 1]), the heads apart: at std
+            # hidden**-0.5 an LM's last hidden states (norm ~50 on SmolLM2) gave values of
+            # +-2, which TD targets then chased for longer than a CPU run trains.
+            nn.init.normal_(self.heads.weight, std=_HEAD_INIT_SCALE * hidden**-0.5)
             nn.init.zeros_(self.heads.bias)
         self.heads.to(device=param.device, dtype=torch.float32)
 

@@ -1,6 +1,7 @@
 import warnings
 
 import pytest
+import torch
 
 from algorithms.models import ValueHeadModel, enable_activation_checkpointing, encode_texts
 from tests.tiny_lm import make_tiny_lm, make_tiny_tokenizer
@@ -54,3 +55,15 @@ def test_activation_checkpointing_turns_on_without_a_deprecated_name(wrapped):
         warnings.simplefilter("error", FutureWarning)  # the old name warns in transformers 5
         enable_activation_checkpointing(model)
     assert _checkpointing(lm)
+
+
+def test_a_fresh_value_head_starts_near_zero_with_its_heads_apart():
+    """Rewards lie in [0, 1]: values of +-2 at the start are what TD targets then chase."""
+    lm, tokenizer = make_tiny_lm(seed=0)
+    lm.model.norm.weight.data.fill_(12.5)  # last hidden states of an LM's norm (~50)
+    critic = ValueHeadModel(lm, num_heads=3)
+    ids, mask = encode_texts(tokenizer, ["hello there", "a longer text to read"], max_length=64)
+    with torch.no_grad():
+        values = critic(ids, mask)
+    assert values.abs().max() < 0.5  # the usual hidden**-0.5 scale gives ~+-12 here
+    assert not torch.equal(values[:, 0], values[:, 1])  # double Q: two heads, not one
