@@ -11,9 +11,12 @@ error uses to say which file is missing and how to get it.
 from __future__ import annotations
 
 __all__ = [
+    "AGENT_PROMPT_FILES",
     "BACKEND_TASK_FILES",
     "HUB_DATASET",
+    "HUMAN_PROMPT_FILES",
     "OFFLINE_TRAJECTORIES",
+    "REPOSITORY",
     "download_command",
     "missing_task_file_hint",
     "missing_trajectory_file_hint",
@@ -21,6 +24,20 @@ __all__ = [
 
 HUB_DATASET = "facebook/collaborative_agent_bench"
 """The hub dataset of the official release."""
+REPOSITORY = "https://github.com/facebookresearch/sweet_rl"
+"""The official code, whose prompt files (CC-BY-NC) are read from the user's clone."""
+HUMAN_PROMPT_FILES = {
+    "backend": "prompts/human_simulator_code_prompt.txt",
+    "frontend": "prompts/human_simulator_html_prompt.txt",
+}
+"""The official simulated human's prompt for each kind of task, by its path in
+:data:`REPOSITORY`."""
+AGENT_PROMPT_FILES = {
+    "backend": "prompts/llm_agent_code_prompt.txt",
+    "frontend": "prompts/llm_agent_html_prompt.txt",
+}
+"""The official agent's system prompt for each kind of task (the published trajectories
+were made with the Backend one), by its path in :data:`REPOSITORY`."""
 BACKEND_TASK_FILES = {"train": "backend_tasks/train.jsonl", "test": "backend_tasks/test.jsonl"}
 """The official Backend task files in :data:`HUB_DATASET` (10k train; the paper tests on
 the first 1,000 test tasks)."""

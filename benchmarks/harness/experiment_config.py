@@ -360,7 +360,8 @@ def _check_similarity(env: Mapping[str, Any]) -> None:
 
 def _check_simulator_request(env: Mapping[str, Any]) -> None:
     """Check the ``openai`` human's request settings (the prompt file is read when used)."""
-    from sweetrl_gym.simulators.prompts import OFFICIAL_PROMPT_FILES, PROMPT_FORMATS
+    from sweetrl_gym.official_data import HUMAN_PROMPT_FILES, REPOSITORY
+    from sweetrl_gym.simulators.prompts import PROMPT_FORMATS
 
     prompt_format, prompt_file = env["simulator_prompt_format"], env["simulator_prompt_file"]
     if prompt_format not in PROMPT_FORMATS:
@@ -381,8 +382,8 @@ def _check_simulator_request(env: Mapping[str, Any]) -> None:
     if prompt_format == "official" and not prompt_file:
         raise ConfigError(
             "env.simulator_prompt_format = 'official' needs env.simulator_prompt_file: the "
-            f"path of your copy of {OFFICIAL_PROMPT_FILES[kind]} from "
-            "https://github.com/facebookresearch/sweet_rl (CC-BY-NC, not shipped here)"
+            f"path of your copy of {HUMAN_PROMPT_FILES[kind]} from "
+            f"{REPOSITORY} (CC-BY-NC, not shipped here)"
         )
     if prompt_file and prompt_format != "official":
         raise ConfigError(

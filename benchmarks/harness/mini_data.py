@@ -16,15 +16,17 @@ import json
 from pathlib import Path
 
 from sweetrl_gym.atomic_write import write_atomically
+from sweetrl_gym.official_data import AGENT_PROMPT_FILES, BACKEND_TASK_FILES, HUMAN_PROMPT_FILES
+from sweetrl_gym.tasks import BackendTask
 
 __all__ = ["AGENT_PROMPT", "HUMAN_PROMPT", "MINI_FILES", "write_mini_data"]
 
 MINI_FILES = {
-    "train_tasks": "backend_tasks/train.jsonl",
-    "test_tasks": "backend_tasks/test.jsonl",
+    "train_tasks": BACKEND_TASK_FILES["train"],
+    "test_tasks": BACKEND_TASK_FILES["test"],
     "trajectories": "colbench_code_offline_mini.jsonl",
-    "human_prompt": "prompts/human_simulator_code_prompt.txt",
-    "agent_prompt": "prompts/llm_agent_code_prompt.txt",
+    "human_prompt": HUMAN_PROMPT_FILES["backend"],
+    "agent_prompt": AGENT_PROMPT_FILES["backend"],
 }
 """The files :func:`write_mini_data` writes, by role, relative to its folder (the names of
 the official ones, but for the trajectories')."""
@@ -115,12 +117,12 @@ def write_mini_data(
     return paths
 
 
-def _official_task(task: object) -> dict[str, object]:
+def _official_task(task: BackendTask) -> dict[str, object]:
     """Return the official Backend record of a task: its three official fields alone."""
     return {
-        "problem_description": task.problem_description,  # type: ignore[attr-defined]
-        "ground_truth": task.ground_truth,  # type: ignore[attr-defined]
-        "test_cases": dict(task.test_cases),  # type: ignore[attr-defined]
+        "problem_description": task.problem_description,
+        "ground_truth": task.ground_truth,
+        "test_cases": dict(task.test_cases),
     }
 
 

@@ -96,10 +96,12 @@ def system_prompt(config: Mapping[str, Any]) -> str:
     path = config["policy"].get("system_prompt_file", "")
     if path:
         if not Path(path).is_file():
-            official = f"prompts/llm_agent_{'html' if frontend else 'code'}_prompt.txt"
+            from sweetrl_gym.official_data import AGENT_PROMPT_FILES, REPOSITORY
+
+            official = AGENT_PROMPT_FILES["frontend" if frontend else "backend"]
             raise FileNotFoundError(
                 f"policy.system_prompt_file: no file at {path} (the official agent prompt is "
-                f"{official} of https://github.com/facebookresearch/sweet_rl)"
+                f"{official} of {REPOSITORY})"
             )
         return Path(path).read_text(encoding="utf-8")
     choice = config["policy"]["system_prompt"]

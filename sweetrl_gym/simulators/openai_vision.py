@@ -46,11 +46,11 @@ from sweetrl_gym.chat_api import (
     check_int,
     check_temperature,
 )
+from sweetrl_gym.official_data import HUMAN_PROMPT_FILES, REPOSITORY
 from sweetrl_gym.simulators.base import SimulatorError
 from sweetrl_gym.simulators.openai_simulator import NO_RESPONSE
 from sweetrl_gym.simulators.prompts import (
     OFFICIAL_MAX_TOKENS,
-    OFFICIAL_PROMPT_FILES,
     check_human_prompt,
     hidden_information,
 )
@@ -185,7 +185,7 @@ class OpenAIVisionSimulator:
             raise ValueError(
                 "prompt_format='official' sends the official prompt's text: pass prompt="
                 "read_official_prompt(PATH, 'frontend') with your copy of "
-                f"{OFFICIAL_PROMPT_FILES['frontend']} from facebookresearch/sweet_rl"
+                f"{HUMAN_PROMPT_FILES['frontend']} from {REPOSITORY}"
             )
         if max_tokens is None:
             max_tokens = OFFICIAL_MAX_TOKENS if prompt_format == "official" else 512

@@ -26,11 +26,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from sweetrl_gym.official_data import HUMAN_PROMPT_FILES, REPOSITORY
+
 __all__ = [
     "HUMAN_SIMULATOR_PROMPT",
     "OFFICIAL_MAX_TOKENS",
     "OFFICIAL_PLACEHOLDERS",
-    "OFFICIAL_PROMPT_FILES",
     "PROMPT_FORMATS",
     "check_human_prompt",
     "hidden_information",
@@ -57,12 +58,6 @@ Hidden information:
 PROMPT_FORMATS = ("ours", "official")
 """How the simulated human's request is built: our wording, or the official prompt file's."""
 
-OFFICIAL_REPOSITORY = "https://github.com/facebookresearch/sweet_rl"
-OFFICIAL_PROMPT_FILES = {
-    "backend": "prompts/human_simulator_code_prompt.txt",
-    "frontend": "prompts/human_simulator_html_prompt.txt",
-}
-"""The official human prompt of each task, by its path in :data:`OFFICIAL_REPOSITORY`."""
 
 OFFICIAL_PLACEHOLDERS = ("problem_description", "hidden_information", "dialogue_history")
 """The fields of the official Backend prompt (the Frontend one has none: it is sent as is)."""
@@ -72,7 +67,7 @@ OFFICIAL_MAX_TOKENS = 4096
 400 characters, 1,000 on the Frontend)."""
 
 _OFFICIAL_SYSTEM = "You are a helpful assistant."  # the generic system message it is sent after
-_KINDS = tuple(OFFICIAL_PROMPT_FILES)
+_KINDS = tuple(HUMAN_PROMPT_FILES)
 
 
 def read_official_prompt(path: str | Path, kind: str = "backend") -> str:
@@ -98,8 +93,8 @@ def read_official_prompt(path: str | Path, kind: str = "backend") -> str:
     if not path.is_file():
         raise FileNotFoundError(
             f"no official human prompt at {str(path)!r}: give the path of your copy of "
-            f"{expected} from {OFFICIAL_REPOSITORY} (CC-BY-NC, so not shipped here; "
-            f"`git clone {OFFICIAL_REPOSITORY}` fetches it)"
+            f"{expected} from {REPOSITORY} (CC-BY-NC, so not shipped here; "
+            f"`git clone {REPOSITORY}` fetches it)"
         )
     try:
         text = path.read_text(encoding="utf-8")
@@ -140,7 +135,7 @@ def check_human_prompt(prompt: Any, prompt_format: str, kind: str = "backend") -
         if found:
             raise ValueError(
                 f"this is not the official Frontend human prompt ({expected}): it has "
-                f"{{{found[0]}}}, a field of the Backend's ({OFFICIAL_PROMPT_FILES['backend']}); "
+                f"{{{found[0]}}}, a field of the Backend's ({HUMAN_PROMPT_FILES['backend']}); "
                 "the Frontend's is sent as is, with no placeholders"
             )
         return prompt
@@ -161,7 +156,7 @@ def check_human_prompt(prompt: Any, prompt_format: str, kind: str = "backend") -
             else f"unknown placeholder(s) {', '.join('{' + p + '}' for p in unknown)}"
         )
         raise ValueError(
-            f"not the official Backend human prompt ({expected} of {OFFICIAL_REPOSITORY}): "
+            f"not the official Backend human prompt ({expected} of {REPOSITORY}): "
             f"{what}; it must have exactly the placeholders {must}"
         )
     return prompt
@@ -243,4 +238,4 @@ def _task_text(task: Any, field: str) -> str:
 def _official_file(kind: str) -> str:
     if kind not in _KINDS:
         raise ValueError(f"kind must be one of {_KINDS}, got {kind!r}")
-    return OFFICIAL_PROMPT_FILES[kind]
+    return HUMAN_PROMPT_FILES[kind]
