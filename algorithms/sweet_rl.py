@@ -497,20 +497,24 @@ class SweetRL(Algorithm):
     def _hint(self) -> str | None:
         return self.config.hint_template if self.config.critic_uses_reference else None
 
+    def _critic_prompt(
+        self, turn: Turn, reference: dict[str, Any], where: str = "critic prompt"
+    ) -> str:
+        """Return a turn's state as the critic reads it (the hint where the config puts it)."""
+        return critic_prompt(
+            self.policy,
+            turn,
+            reference,
+            self._hint(),
+            where=where,
+            hint_position=self.config.hint_position,
+        )
+
     def _critic_dialogue(self, trajectory: Trajectory) -> Dialogue:
         """Return a trajectory's turns as the critic reads them (with the training hint)."""
         where = f"trajectory of task {trajectory.task_id!r}"
-        hint = self._hint()
         prompts = [
-            critic_prompt(
-                self.policy,
-                turn,
-                trajectory.reference,
-                hint,
-                where=where,
-                hint_position=self.config.hint_position,
-            )
-            for turn in trajectory.turns
+            self._critic_prompt(turn, trajectory.reference, where) for turn in trajectory.turns
         ]
         return Dialogue(prompts, [turn.action for turn in trajectory.turns])
 
@@ -749,15 +753,7 @@ class SweetRL(Algorithm):
         hinted, plain, actions = [], [], []
         for messages, reference, candidates in turns:
             turn = Turn(messages=[dict(m) for m in messages], action="")
-            hinted += [
-                critic_prompt(
-                    self.policy,
-                    turn,
-                    reference,
-                    self._hint(),
-                    hint_position=self.config.hint_position,
-                )
-            ] * len(candidates)
+            hinted += [self._critic_prompt(turn, reference)] * len(candidates)
             if unhinted:
                 plain += self.policy_prompts([turn]) * len(candidates)
             actions += candidates
