@@ -22,10 +22,14 @@ from agents.loading import load_causal_lm
 from agents.openai_agent import OpenAIAgent
 from agents.prompts import (
     BACKEND_AGENT_PROMPT,
+    ENVIRONMENT_PROMPT,
     FRONTEND_AGENT_PROMPT,
     SHORT_BACKEND_AGENT_PROMPT,
     SHORT_FRONTEND_AGENT_PROMPT,
+    prompt_for,
+    with_system_prompt,
 )
+from agents.resolve import agent_entry_points, is_agent_spec, load_agent
 from agents.rollout import Episode, collect, plan_episodes
 from agents.scripted import HumanAgent, ImmediateAnswerAgent, OracleAgent, RandomAgent
 from agents.seed_interval import SeedTaskInterval, seed_task_interval, seeds_needed
@@ -35,6 +39,7 @@ from agents.transformers_agent import TransformersAgent
 __all__ = [
     "BACKEND_AGENT_PROMPT",
     "DEFAULT_MODEL_NAME",
+    "ENVIRONMENT_PROMPT",
     "FRONTEND_AGENT_PROMPT",
     "SHORT_BACKEND_AGENT_PROMPT",
     "SHORT_FRONTEND_AGENT_PROMPT",
@@ -54,17 +59,22 @@ __all__ = [
     "SeedTaskInterval",
     "ServedModel",
     "TransformersAgent",
+    "agent_entry_points",
     "bootstrap_ci",
     "collect",
     "describe_agent",
     "evaluate",
+    "is_agent_spec",
+    "load_agent",
     "load_causal_lm",
     "load_default_agent",
     "load_default_model",
     "paired_difference",
     "plan_episodes",
     "pooled_paired_difference",
+    "prompt_for",
     "seed_task_interval",
     "seeds_needed",
     "summarize",
+    "with_system_prompt",
 ]

@@ -20,6 +20,12 @@ class Agent(Protocol):
             def act(self, batch):
                 return ["I WANT TO ANSWER: def f(): return 1" for _ in batch]
 
+    Each conversation starts with a system message, the environment's agent prompt
+    (:data:`~agents.BACKEND_AGENT_PROMPT` on the Backend), then the human's request. An
+    agent with its own instructions sets an attribute ``own_system_prompt = True``: it
+    then gets the conversation as the environment has it, request first (see
+    :mod:`agents.prompts`).
+
     An agent that makes random choices can make every episode reproducible on its own,
     whatever the batching: with a class attribute ``seeded_per_episode = True``,
     :func:`~agents.collect` passes ``act(batch, seeds=[...])``, one seed per

@@ -150,6 +150,7 @@ class ScriptedCollaborator:
     """
 
     privileged = True
+    own_system_prompt = True  # reads the conversation as the environment has it: no prompt
 
     def __init__(
         self,

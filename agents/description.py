@@ -22,6 +22,8 @@ def describe_agent(agent: object) -> dict[str, Any]:
     ``str``/number/``bool``/``None`` attributes (temperature, seed, system prompt, ...;
     long texts as a short hash), and its ``name`` (a local model's path or hub id);
     batch sizes and concurrency are left out: they do not change what the agent says.
+    An agent that takes each environment's prompt (``own_system_prompt`` false) records
+    ``system_prompt: "environment"``.
 
     Args:
         agent: Any agent.
@@ -45,6 +47,8 @@ def describe_agent(agent: object) -> dict[str, Any]:
             value = "sha256:" + hashlib.sha256(value.encode()).hexdigest()[:16]
         if value is None or isinstance(value, (str, int, float, bool)):
             description[key] = value
+    if "system_prompt" in description and getattr(agent, "own_system_prompt", None) is False:
+        description["system_prompt"] = "environment"
     return description
 
 

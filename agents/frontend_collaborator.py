@@ -247,6 +247,7 @@ class FrontendCollaborator:
     """
 
     privileged = False
+    own_system_prompt = True  # reads the conversation as the environment has it: no prompt
 
     def __init__(
         self,

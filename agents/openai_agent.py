@@ -7,7 +7,7 @@ import threading
 from collections.abc import Sequence
 
 from agents.base import Message
-from agents.prompts import BACKEND_AGENT_PROMPT
+from agents.prompts import BACKEND_AGENT_PROMPT, ENVIRONMENT_PROMPT, EnvironmentPrompt
 from sweetrl_gym.chat_api import (
     ChatAPIError,
     ChatClient,
@@ -25,18 +25,29 @@ class OpenAIAgent:
 
     The conversations of a batch are sent concurrently (at most ``max_concurrency``
     requests at a time), so a batch of environments costs about one round trip.
-    Defaults follow the official agent: the ColBench system prompt, temperature 1.0 and
-    at most 1,024 new tokens.
+    Defaults follow the official agent: the ColBench system prompt of the environment
+    played, temperature 1.0 and at most 1,024 new tokens.
 
     Args:
         client: The endpoint (:class:`~sweetrl_gym.chat_api.ChatClient`: server, model,
             key, timeouts and retries), built once and shared by agents, simulators and
             judges.
-        system_prompt: Put before each conversation; ``None`` sends the chat as is.
+        system_prompt: The agent's own system prompt, put before each conversation that
+            has no system message of its own; ``None`` sends the chat as is. The
+            default, :data:`~agents.prompts.ENVIRONMENT_PROMPT`: no prompt of its own;
+            rollouts hand in each environment's as the conversation's system message
+            (see :mod:`agents.prompts`), and a conversation without one gets
+            :data:`~agents.prompts.BACKEND_AGENT_PROMPT`, which :attr:`system_prompt`
+            then holds.
         temperature: Sampling temperature.
         top_p: Nucleus sampling mass.
         max_tokens: Most tokens per reply.
         max_concurrency: Most requests in flight at once.
+
+    Attributes:
+        system_prompt: The prompt put before a conversation without a system message.
+        own_system_prompt: Whether the agent keeps :attr:`system_prompt` on every
+            environment: true when ``system_prompt`` was given, or changed since.
 
     Raises:
         ValueError: If an argument is out of range.
@@ -47,12 +58,15 @@ class OpenAIAgent:
         self,
         client: ChatClient,
         *,
-        system_prompt: str | None = BACKEND_AGENT_PROMPT,
+        system_prompt: str | EnvironmentPrompt | None = ENVIRONMENT_PROMPT,
         temperature: float = 1.0,
         top_p: float = 1.0,
         max_tokens: int = 1024,
         max_concurrency: int = 16,
     ):
+        self._prompt_given = not isinstance(system_prompt, EnvironmentPrompt)
+        if isinstance(system_prompt, EnvironmentPrompt):
+            system_prompt = BACKEND_AGENT_PROMPT
         if system_prompt is not None and not isinstance(system_prompt, str):
             raise ValueError(
                 f"system_prompt must be a string or None, got {type(system_prompt).__name__}"
@@ -68,6 +82,11 @@ class OpenAIAgent:
         self.top_p = top_p
         self.max_tokens = max_tokens
         self.max_concurrency = max_concurrency
+
+    @property
+    def own_system_prompt(self) -> bool:
+        """Whether rollouts leave the agent its own prompt (else they hand it the env's)."""
+        return self._prompt_given or self.system_prompt != BACKEND_AGENT_PROMPT
 
     def __repr__(self) -> str:
         return f"OpenAIAgent({self.client.base_url!r}, {self.client.model!r})"
@@ -92,7 +111,7 @@ class OpenAIAgent:
                 chat = validate_messages(conversation, where=f"conversation {i} of the batch")
             except (TypeError, ValueError) as err:
                 raise type(err)(str(err)) from None
-            if self.system_prompt is not None:
+            if self.system_prompt is not None and not (chat and chat[0]["role"] == "system"):
                 chat.insert(0, {"role": "system", "content": self.system_prompt})
             chats.append(chat)
         if not chats:

@@ -28,6 +28,7 @@ from tqdm.auto import tqdm
 
 from agents.base import Agent, PrivilegedAgent
 from agents.description import describe_agent, description_differences
+from agents.prompts import prompt_for, with_system_prompt
 from sweetrl_gym.jsonl_files import drop_truncated_tail
 from sweetrl_gym.processes import process_state
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn, append_jsonl
@@ -148,13 +149,17 @@ def collect(
     the whole collection: each turn then computes only the tokens new since the
     conversation's previous turn.
 
-    Only agents whose ``privileged`` attribute is true receive the episodes'
-    ``info["reference"]``. Agents whose ``seeded_per_episode`` attribute is true also get
-    ``seeds=``, each conversation's episode seed, so that their own random choices, and
-    so the episodes, depend only on ``seed`` and the plan (not on ``num_envs`` or a
-    resume; :class:`~agents.RandomAgent` does this). The agent's ``last_prompts`` (the
-    exact formatted prompts, when it reports them) are recorded as each turn's ``prompt``,
-    and its ``last_logprobs`` (the behaviour log-probs a server returned) as ``logprob``.
+    Each conversation starts with the environment's agent prompt as a system message
+    (``env.unwrapped.agent_prompt``), unless the agent's ``own_system_prompt`` attribute
+    is true (it brings its own; see :mod:`agents.prompts`); the recorded turns hold the
+    messages as the environment has them, without it. Only agents whose ``privileged``
+    attribute is true receive the episodes' ``info["reference"]``. Agents whose
+    ``seeded_per_episode`` attribute is true also get ``seeds=``, each conversation's
+    episode seed, so that their own random choices, and so the episodes, depend only on
+    ``seed`` and the plan (not on ``num_envs`` or a resume; :class:`~agents.RandomAgent`
+    does this). The agent's ``last_prompts`` (the exact formatted prompts, when it
+    reports them) are recorded as each turn's ``prompt``, and its ``last_logprobs`` (the
+    behaviour log-probs a server returned) as ``logprob``.
 
     Args:
         env_id_or_envs: A registered id (``"ColBench-Backend-v0"``), or environments
@@ -396,6 +401,7 @@ def _run(
     finished: dict[int, Trajectory] = {}
     privileged = bool(getattr(agent, "privileged", False))
     seeded = bool(getattr(agent, "seeded_per_episode", False))
+    system_prompt = prompt_for(agent, envs[0])  # the env's, unless the agent has its own
     bar = tqdm(total=len(todo), desc="episodes", unit="ep", disable=not progress)
     # Each turn resends the whole conversation: an agent that can keep the states of what
     # it has already read (TransformersAgent.prefix_caching) computes only the new tokens.
@@ -408,7 +414,7 @@ def _run(
             _start(slot, queue.pop())
         while any(slot.episode is not None for slot in slots):
             active = [slot for slot in slots if slot.episode is not None]
-            batch = [slot.info["messages"] for slot in active]
+            batch = [with_system_prompt(slot.info["messages"], system_prompt) for slot in active]
             # An agent with its own randomness draws it from each episode's seed: the
             # episodes then do not depend on num_envs, batch order or a resume.
             seeds = {"seeds": [slot.episode.seed for slot in active]} if seeded else {}

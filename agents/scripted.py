@@ -38,6 +38,7 @@ class OracleAgent:
     """
 
     privileged = True
+    own_system_prompt = True  # reads the conversation as the environment has it: no prompt
 
     def __init__(self, max_turns: int = 10):
         self.max_turns = max_turns
@@ -73,6 +74,8 @@ class ImmediateAnswerAgent:
     Without a model it cannot implement anything: it writes a stub with the signature
     the request states (if any) that returns ``None``. The floor of any comparison.
     """
+
+    own_system_prompt = True  # reads the conversation as the environment has it: no prompt
 
     def act(self, batch: Sequence[Sequence[Message]]) -> list[str]:
         """Answer every conversation immediately."""
@@ -116,6 +119,7 @@ class RandomAgent:
     """
 
     seeded_per_episode = True
+    own_system_prompt = True  # reads the conversation as the environment has it: no prompt
 
     def __init__(self, answer_probability: float = 0.2, max_turns: int = 10, seed: int = 0):
         if not 0.0 <= answer_probability <= 1.0:
@@ -167,6 +171,8 @@ class HumanAgent:
         output: Where the dialogue is printed (default: standard output).
 
     """
+
+    own_system_prompt = True  # the person reads the dialogue, not an agent prompt
 
     def __init__(self, input_fn: Callable[[str], str] = input, output: TextIO | None = None):
         self._input = input_fn

@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agents.base import Message
-from agents.prompts import BACKEND_AGENT_PROMPT
+from agents.prompts import BACKEND_AGENT_PROMPT, ENVIRONMENT_PROMPT, EnvironmentPrompt
 from sweetrl_gym.local_lm import (
     GenerationStats,
     PrefixCache,
@@ -55,9 +55,14 @@ class TransformersAgent:
     Args:
         model: A ``transformers`` causal LM (anything with ``generate``).
         tokenizer: Its tokenizer; it must have a chat template.
-        system_prompt: Put before every conversation that has no system message of its
-            own (``None``: no system prompt). If the chat template rejects a system
-            role, the prompt is folded into the first user message.
+        system_prompt: The agent's own system prompt, put before every conversation that
+            has no system message of its own (``None``: none at all). The default,
+            :data:`~agents.prompts.ENVIRONMENT_PROMPT`: no prompt of its own; rollouts
+            hand in each environment's as the conversation's system message (see
+            :mod:`agents.prompts`), and a conversation without one (a stored turn
+            formatted for training) gets :data:`~agents.prompts.BACKEND_AGENT_PROMPT`,
+            which :attr:`system_prompt` then holds. If the chat template rejects a
+            system role, the prompt is folded into the first user message.
         temperature: Sampling temperature; 0 means greedy.
         top_p: Nucleus sampling mass in (0, 1].
         max_new_tokens: Most tokens generated per reply.
@@ -71,6 +76,9 @@ class TransformersAgent:
         model: The language model.
         tokenizer: The tokenizer.
         name: The model's name or path.
+        system_prompt: The prompt put before a conversation without a system message.
+        own_system_prompt: Whether the agent keeps :attr:`system_prompt` on every
+            environment: true when ``system_prompt`` was given, or changed since.
         last_prompts: The chat-templated prompt of each conversation of the last ``act``.
         stats: What generation has cost so far (sequences, prompt, reused and
             generated tokens, seconds in ``model.generate``).
@@ -90,7 +98,7 @@ class TransformersAgent:
         model: CausalLM,
         tokenizer: Tokenizer,
         *,
-        system_prompt: str | None = BACKEND_AGENT_PROMPT,
+        system_prompt: str | EnvironmentPrompt | None = ENVIRONMENT_PROMPT,
         temperature: float = 1.0,
         top_p: float = 1.0,
         max_new_tokens: int = 1024,
@@ -104,7 +112,10 @@ class TransformersAgent:
         check_chat_tokenizer(tokenizer)
         self.model = place_model(model, device)
         self.tokenizer = tokenizer
-        self.system_prompt = system_prompt
+        self._prompt_given = not isinstance(system_prompt, EnvironmentPrompt)
+        self.system_prompt = (
+            BACKEND_AGENT_PROMPT if isinstance(system_prompt, EnvironmentPrompt) else system_prompt
+        )
         self.temperature = float(temperature)
         self.top_p = float(top_p)
         self.max_new_tokens = int(max_new_tokens)
@@ -120,6 +131,11 @@ class TransformersAgent:
         self._served_weights: tuple[Any, ...] | None = None
         self._calls = 0
         self._prefix_cache: PrefixCache | None = None
+
+    @property
+    def own_system_prompt(self) -> bool:
+        """Whether rollouts leave the agent its own prompt (else they hand it the env's)."""
+        return self._prompt_given or self.system_prompt != BACKEND_AGENT_PROMPT
 
     def serve_from(self, server: ServedModel | None) -> None:
         """Generate through ``server`` from now on (``None``: locally again).

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
+from sweetrl_gym.envs.agent_prompts import BACKEND_AGENT_PROMPT
 from sweetrl_gym.envs.collaborative import CollaborativeEnv, check_max_turns
 from sweetrl_gym.sandbox import Sandbox, TestReport, default_sandbox
 from sweetrl_gym.simulators import RuleBasedSimulator, Simulator
@@ -45,7 +46,13 @@ class ColBenchBackendEnv(CollaborativeEnv):
             ("(2 messages left.)"; with one: that it is the final answer). Not official.
         sandbox: The sandbox to score in (default: the shared one).
 
+    Attributes:
+        agent_prompt: :data:`~sweetrl_gym.envs.agent_prompts.BACKEND_AGENT_PROMPT`, the
+            system prompt rollouts hand to an agent without one of its own.
+
     """
+
+    agent_prompt: ClassVar[str | None] = BACKEND_AGENT_PROMPT
 
     def __init__(
         self,

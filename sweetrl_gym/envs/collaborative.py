@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 
@@ -50,9 +50,18 @@ class CollaborativeEnv(gym.Env[str, str]):
 
     Subclasses load ``tasks`` and score the answer in :meth:`_finish`; they may react to
     every agent message in :meth:`_on_message` and add to ``info`` in :meth:`_extra_info`.
+    They name the instructions of the agent that plays them in :attr:`agent_prompt`.
+
+    Attributes:
+        agent_prompt: The system prompt of the agent that plays this environment (what
+            the task is, how to answer). It is not part of the observation or of
+            ``info["messages"]``: rollouts hand it to agents that have no system prompt
+            of their own (see :func:`agents.prompts.prompt_for`).
+
     """
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 4}
+    agent_prompt: ClassVar[str | None] = None
 
     def __init__(
         self,

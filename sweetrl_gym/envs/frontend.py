@@ -6,12 +6,13 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from PIL import Image
 
 from sweetrl_gym.actions import ParsedAction, extract_html
+from sweetrl_gym.envs.agent_prompts import FRONTEND_AGENT_PROMPT
 from sweetrl_gym.envs.collaborative import CollaborativeEnv, check_max_turns
 from sweetrl_gym.simulators import PageSketch, Simulator, SimulatorError
 
@@ -71,9 +72,14 @@ class ColBenchFrontendEnv(CollaborativeEnv):
             every step. A kept page holds its screenshot (about 6 MB at 1280 x 1500).
             ``None``: the renderer's own (32 for the shared one).
 
+    Attributes:
+        agent_prompt: :data:`~sweetrl_gym.envs.agent_prompts.FRONTEND_AGENT_PROMPT`, the
+            system prompt rollouts hand to an agent without one of its own.
+
     """
 
     metadata = {"render_modes": ["rgb_array", "ansi", "human"], "render_fps": 4}
+    agent_prompt: ClassVar[str | None] = FRONTEND_AGENT_PROMPT
 
     def __init__(
         self,

@@ -156,3 +156,35 @@ def test_one_client_is_shared_by_the_agent_and_the_simulated_human():
         assert {r.body["model"] for r in server.requests} == {"one-model"}
     with pytest.raises(TypeError, match="client must be a ChatClient"):
         OpenAIAgent("http://localhost:8000/v1")
+
+
+@pytest.fixture(scope="module")
+def renderer():
+    from sweetrl_gym.render import Renderer
+
+    with Renderer(timeout_s=2.0, pages=2) as shared:
+        yield shared
+
+
+def test_on_the_frontend_it_sends_the_frontend_prompt_unless_given_its_own(renderer):
+    from agents import FRONTEND_AGENT_PROMPT, evaluate
+
+    page = '<html><head></head><body><h1 class="text-3xl">Bakery</h1></body></html>'
+    task = {"problem_description": "I need a page for my bakery.", "ground_truth": page}
+    kwargs = {"tasks": [task], "renderer": renderer, "max_turns": 1}
+    with FakeOpenAI() as server:
+        evaluate(make_agent(server), "ColBench-Frontend-v0", env_kwargs=kwargs, progress=False)
+        custom = make_agent(server, system_prompt="Design pages.")
+        evaluate(custom, "ColBench-Frontend-v0", env_kwargs=kwargs, progress=False)
+        sent = [request.body["messages"] for request in server.requests]
+    request = {"role": "user", "content": "I need a page for my bakery."}
+    assert sent[0] == [{"role": "system", "content": FRONTEND_AGENT_PROMPT}, request]
+    assert sent[1] == [{"role": "system", "content": "Design pages."}, request]
+
+
+def test_a_conversations_own_system_message_is_sent_instead_of_the_agents():
+    own = [{"role": "system", "content": "Be brief."}, *conversation(0)]
+    with FakeOpenAI() as server:
+        make_agent(server).act([own])
+        make_agent(server, system_prompt="Mine.").act([own])
+        assert [request.body["messages"] for request in server.requests] == [own, own]

@@ -355,3 +355,36 @@ def test_prefix_cache_keeps_longest_prefixes_within_its_memory_budget():
     assert cache.num_tokens == 8 and cache._lookup(np.array([0, 1, 9]))[1] == 2
     with pytest.raises(ValueError):
         PrefixCache(max_bytes=0)
+
+
+@pytest.fixture(scope="module")
+def renderer():
+    from sweetrl_gym.render import Renderer
+
+    with Renderer(timeout_s=2.0, pages=2) as shared:
+        yield shared
+
+
+def test_plays_each_environment_with_its_prompt_unless_given_its_own(tiny, renderer, small_tasks):
+    from agents import FRONTEND_AGENT_PROMPT, collect
+
+    page = '<html><head></head><body><h1 class="text-3xl">Bakery</h1></body></html>'
+    task = {"problem_description": "I need a page for my bakery.", "ground_truth": page}
+    frontend = {"tasks": [task], "renderer": renderer, "max_turns": 1}
+    backend = {"tasks": small_tasks[:1], "max_turns": 1}
+
+    def first_prompt(agent, env_id, env_kwargs):
+        buffer = collect(env_id, agent, 1, env_kwargs=env_kwargs, progress=False)
+        turn = buffer[0].turns[0]
+        assert all(m["role"] != "system" for m in turn.messages)  # stored as the env has it
+        return turn.prompt
+
+    agent = make_agent(tiny, temperature=0, max_new_tokens=2)
+    on_frontend = first_prompt(agent, "ColBench-Frontend-v0", frontend)
+    assert on_frontend.startswith(f"<|im_start|>system\n{FRONTEND_AGENT_PROMPT}<|im_end|>")
+    on_backend = first_prompt(agent, "ColBench-Backend-v0", backend)
+    assert on_backend.startswith(f"<|im_start|>system\n{BACKEND_AGENT_PROMPT}<|im_end|>")
+    own = make_agent(tiny, temperature=0, max_new_tokens=2, system_prompt="Design pages.")
+    kept = first_prompt(own, "ColBench-Frontend-v0", frontend)
+    assert kept.startswith("<|im_start|>system\nDesign pages.<|im_end|>")
+    assert FRONTEND_AGENT_PROMPT not in kept
