@@ -8,7 +8,14 @@ critic inputs, the training loop and its callbacks. Importing this package impor
 
 from algorithms.archer import ArCHer, ArCHerConfig, Transition, build_transitions
 from algorithms.base import Algorithm, NothingToFit, require_items
-from algorithms.batches import Dialogue, DialogueBatch, DialoguePair, TurnPairBatch, TurnPairItem
+from algorithms.batches import (
+    Dialogue,
+    DialogueBatch,
+    DialoguePair,
+    TurnPairBatch,
+    TurnPairItem,
+    collate_dialogues,
+)
 from algorithms.behavior_cloning import BehaviorCloning, BehaviorCloningConfig
 from algorithms.callbacks import Callback, EvaluateCallback, StopAfterSteps
 from algorithms.config import TrainingConfig
@@ -55,6 +62,7 @@ from algorithms.pairs import (
 )
 from algorithms.rejection_ft import RejectionFT, RejectionFTConfig, select_trajectories
 from algorithms.sweet_rl import SweetRL, SweetRLConfig
+from algorithms.trainer import Stage
 
 __all__ = [
     "FACTS_HINT",
@@ -75,6 +83,7 @@ __all__ = [
     "NothingToFit",
     "RejectionFT",
     "RejectionFTConfig",
+    "Stage",
     "StopAfterSteps",
     "SweetRL",
     "SweetRLConfig",
@@ -90,6 +99,7 @@ __all__ = [
     "advantage_weighted_policy_loss",
     "bradley_terry_loss",
     "build_transitions",
+    "collate_dialogues",
     "confident_pairs",
     "critic_prompt",
     "critic_prompts",

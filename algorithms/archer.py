@@ -319,7 +319,7 @@ class ArCHer(Algorithm):
                     for item, actions in zip(items, sampled)
                 ]
             try:
-                return self._run_stage(self._critic_stage(items))
+                return self.run_stage(self._critic_stage(items))
             finally:
                 self._target = None  # a whole model copy: free it once the stage is over
 
@@ -497,7 +497,8 @@ class ArCHer(Algorithm):
 
     # -- the actor ---------------------------------------------------------------------
 
-    def _fit(self, buffer: TrajectoryBuffer) -> dict[str, float]:
+    def train(self, buffer: TrajectoryBuffer) -> dict[str, float]:
+        """Fit the critic (TD), then the actor on its standardised advantages."""
         critic_metrics = self.fit_critic(buffer)
         if self.trainer.stopped:
             return critic_metrics
@@ -519,7 +520,7 @@ class ArCHer(Algorithm):
                 split_by_lengths(weights.tolist(), lengths),
             )
         ]
-        stage = self._policy_stage(
+        stage = self.policy_stage(
             "policy",
             items,
             self._policy_loss,
@@ -527,7 +528,7 @@ class ArCHer(Algorithm):
             # A mean over action tokens (see _policy_loss): weigh processes by their tokens.
             weigh=lambda batch: float(batch.turns.action_mask.sum()),
         )
-        policy_metrics = self._run_stage(stage)
+        policy_metrics = self.run_stage(stage)
         return {
             **critic_metrics,
             **policy_metrics,
@@ -549,7 +550,8 @@ class ArCHer(Algorithm):
 
     # -- persistence -------------------------------------------------------------------
 
-    def _save_components(self, directory: Path, main: bool) -> None:
+    def save_components(self, directory: Path, main: bool) -> None:
+        """Write the critic (``critic/``) beside the policy."""
         if self.critic is None:
             return
         state = full_state_dict(self.critic)
@@ -559,7 +561,8 @@ class ArCHer(Algorithm):
         if self.config.critic_model is not None:
             self.critic_tokenizer.save_pretrained(str(directory / "critic" / "lm"))
 
-    def _load_components(self, directory: Path) -> None:
+    def load_components(self, directory: Path) -> None:
+        """Read the critic ``save_components`` wrote."""
         saved = directory / "critic"
         if not saved.exists():
             return

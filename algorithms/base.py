@@ -1,13 +1,16 @@
 """The algorithm interface: ``Algorithm(policy, config).fit(buffer) -> metrics``, save and load.
 
-Subclasses implement :meth:`Algorithm._fit` as a sequence of stages run by the shared
+Subclasses implement :meth:`Algorithm.train` as a sequence of stages
+(:meth:`Algorithm.policy_stage`, :meth:`Algorithm.run_stage`) run by the shared
 :class:`~algorithms.trainer.Trainer` (``accelerate``, TensorBoard, checkpoints, resume).
+Writing one: docs/algorithms.md#writing-an-algorithm.
 The policy is a :class:`agents.TransformersAgent`; its model is trained in place, so
 ``algorithm.policy`` is the trained agent, ready for :func:`agents.evaluate`.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Sized
@@ -105,21 +108,67 @@ class Algorithm(ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if "name" in cls.__dict__:
-            Algorithm._registry[cls.name] = cls
+        if "name" not in cls.__dict__:
+            return
+        taken = Algorithm._registry.get(cls.name)
+        if taken is not None and _import_path(taken) != _import_path(cls):
+            raise TypeError(
+                f"{_import_path(cls)}: the algorithm name {cls.name!r} is taken by "
+                f"{_import_path(taken)}; give the class another name"
+            )
+        Algorithm._registry[cls.name] = cls
 
     @classmethod
-    def named(cls, name: str) -> type[Algorithm]:
-        """Return the algorithm class registered as ``name`` (``"sweet-rl"``, ``"rft"``, ...).
+    def named(cls, spec: str) -> type[Algorithm]:
+        """Return the algorithm class ``spec`` names.
+
+        Args:
+            spec: A registered name (``"sweet-rl"``, ``"rft"``, a class's ``name`` once its
+                module is imported), an import path (``"mypkg.algos:MyAlgorithm"``), or
+                the name of an entry point an installed package declares in the group
+                ``sweetrl_gym.algorithms``.
 
         Raises:
-            KeyError: If no algorithm has that name (the message lists them).
+            KeyError: If nothing has that name (the message lists the known ones).
+            PluginError: If the import fails or names something that is not an
+                :class:`Algorithm` subclass with a ``name`` and a ``config_class``.
 
         """
-        if name not in Algorithm._registry:
-            known = ", ".join(sorted(Algorithm._registry))
-            raise KeyError(f"unknown algorithm {name!r}; known: {known}")
-        return Algorithm._registry[name]
+        from sweetrl_gym.plugins import (
+            ALGORITHM_GROUP,
+            PluginError,
+            entry_point_names,
+            is_import_path,
+            load_entry_point,
+            load_import_path,
+        )
+
+        if spec in Algorithm._registry:
+            return Algorithm._registry[spec]
+        if is_import_path(spec):
+            klass = load_import_path(spec, what="algorithm")
+        else:
+            try:
+                klass = load_entry_point(spec, ALGORITHM_GROUP, what="algorithm")
+            except KeyError:
+                known = sorted({*Algorithm._registry, *entry_point_names(ALGORITHM_GROUP)})
+                close = difflib.get_close_matches(spec, known, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise KeyError(
+                    f"unknown algorithm {spec!r}{hint}; known: {', '.join(known)} (or an "
+                    "import path package.module:Class)"
+                ) from None
+        if not (isinstance(klass, type) and issubclass(klass, Algorithm)):
+            raise PluginError(
+                f"algorithm {spec!r} is {klass!r}, not a subclass of algorithms.Algorithm"
+            )
+        for attribute in ("name", "config_class"):
+            if not hasattr(klass, attribute):
+                raise PluginError(
+                    f"algorithm {spec!r} ({klass.__qualname__}) has no {attribute!r} class "
+                    "attribute (see docs/algorithms.md#writing-an-algorithm)"
+                )
+        return klass
 
     def __init__(
         self,
@@ -176,6 +225,7 @@ class Algorithm(ABC):
         buffer = buffer if isinstance(buffer, TrajectoryBuffer) else TrajectoryBuffer(buffer)
         require_items(buffer, "the buffer is empty; collect trajectories first (agents.collect)")
         self.stopped = False
+        self._take_environment_prompt(buffer)
         self._ready_policy()
         data = [t.to_dict() for t in buffer]
         # The trainer lives exactly as long as this call: every stage of the fit uses it.
@@ -183,7 +233,7 @@ class Algorithm(ABC):
         try:
             for callback in self.callbacks:
                 callback.on_fit_start(self)
-            metrics = dict(self._fit(buffer))
+            metrics = dict(self.train(buffer))
             self.stopped = trainer.stopped
             metrics.update(trainer.logger.latest("eval/"))
             self.metrics = metrics
@@ -198,6 +248,28 @@ class Algorithm(ABC):
         for callback in self.callbacks:
             callback.on_fit_end(self, self.metrics)
         return self.metrics
+
+    def _take_environment_prompt(self, buffer: TrajectoryBuffer) -> None:
+        """Train a policy with no prompt of its own on the prompt it played with.
+
+        Rollouts hand such a policy its environment's prompt (Frontend: the web
+        designer's), while stored turns hold no system message: formatted for training
+        they would get the Backend default. The buffer's environment (each episode's
+        ``metadata["env"]``) decides, when it names one; the trained policy keeps it.
+        """
+        if getattr(self.policy, "own_system_prompt", True):
+            return
+        from sweetrl_gym.envs import agent_prompt_for
+
+        envs = {t.metadata.get("env") for t in buffer}
+        if len(envs) != 1 or not isinstance(next(iter(envs)), str):
+            return  # episodes of no named environment, or of several: the default
+        try:
+            prompt = agent_prompt_for(next(iter(envs)))
+        except Exception:  # noqa: BLE001 - an id this process has not registered: the default
+            return
+        if prompt is not None:
+            self.policy.system_prompt = prompt
 
     def _ready_policy(self) -> None:
         """Give the policy the form it trains in, before any frozen reference reads it.
@@ -277,8 +349,25 @@ class Algorithm(ABC):
             self._fit_trainer = None
 
     @abstractmethod
-    def _fit(self, buffer: TrajectoryBuffer) -> dict[str, float]:
-        """Run the algorithm's stages with :attr:`trainer`; return the final metrics."""
+    def train(self, buffer: TrajectoryBuffer) -> dict[str, float]:
+        """Train the policy on ``buffer`` (the algorithm itself); return the final metrics.
+
+        Called by :meth:`fit` (never directly), which has made the trainer, put the
+        policy in its training form and seeded everything. Build typed items from the
+        buffer, then run each stage: ``self.run_stage(self.policy_stage("policy", items,
+        loss, collate))``. A stage checkpoints, resumes and logs on its own.
+
+        Args:
+            buffer: The trajectories ``fit`` was given (not empty).
+
+        Returns:
+            Final metrics, namespaced (``train/...``, ``critic/...``).
+
+        Raises:
+            NothingToFit: Via :func:`require_items`, when the buffer holds nothing this
+                algorithm learns from (a comparison then skips it).
+
+        """
 
     @property
     def trainer(self) -> Trainer:
@@ -291,15 +380,27 @@ class Algorithm(ABC):
         """Log namespaced scalars at the current step (inside ``fit``, e.g. from a callback)."""
         self.trainer.logger.log(metrics, self.trainer.global_step)
 
-    def _run_stage(self, stage: Stage) -> dict[str, float]:
-        """Train one stage, then tell the callbacks (unless training was stopped)."""
+    def run_stage(self, stage: Stage) -> dict[str, float]:
+        """Train one stage (inside :meth:`train`), then tell the callbacks.
+
+        The stage resumes from its last checkpoint when the fit resumes, and a stage the
+        run finished earlier is restored rather than trained again.
+
+        Args:
+            stage: What to train and how (:meth:`policy_stage` makes the policy's).
+
+        Returns:
+            The stage's final metrics (its loss and what the loss function reported),
+            in the stage's namespace.
+
+        """
         metrics = self.trainer.run_stage(stage)
         if not self.trainer.stopped:
             for callback in self.callbacks:
                 callback.on_stage_end(self, stage.name, metrics)
         return metrics
 
-    def _policy_stage(
+    def policy_stage(
         self,
         name: str,
         items: Sequence[Any],
@@ -311,7 +412,22 @@ class Algorithm(ABC):
     ) -> Stage:
         """Return a stage that trains the policy's model (its adapter, with LoRA).
 
-        ``weigh`` and ``length`` are the :class:`~algorithms.trainer.Stage` fields.
+        Args:
+            name: The stage's name (its checkpoints' folder, its progress bar).
+            items: Typed training items (e.g. :class:`~algorithms.Dialogue`), plain data
+                so that a resumed run can check it trains on the same.
+            loss: ``loss(model, batch) -> (loss tensor, {name: float})``: a pure function
+                of the model and one collated batch; the floats are logged under
+                ``train/``.
+            collate: Turns a list of items into a batch (default: the list itself);
+                e.g. ``collate_dialogues(self.encode_dialogues)``.
+            weigh: An item's weight in its batch's mean (the
+                :class:`~algorithms.Stage` field).
+            length: An item's length in tokens, for batching by length.
+
+        Returns:
+            The stage, for :meth:`run_stage`, with the config's learning rate and epochs.
+
         """
         model = self.policy.model
         if is_peft_model(model):
@@ -482,6 +598,7 @@ class Algorithm(ABC):
         record: dict[str, Any] = {
             "format": _FORMAT,
             "algorithm": self.name,
+            "class": _import_path(type(self)),
             "config": self.config.to_dict(),
             "agent": {key: getattr(self.policy, key) for key in _AGENT_SETTINGS},
             "metrics": self.metrics,
@@ -496,7 +613,7 @@ class Algorithm(ABC):
             else:
                 save_causal_lm(model, state, directory / "policy")
             self.policy.tokenizer.save_pretrained(str(directory / "policy"))
-        self._save_components(directory, main)
+        self.save_components(directory, main)
         if main:
             (directory / "algorithm.json").write_text(
                 json.dumps(record, indent=2, sort_keys=True) + "\n"
@@ -527,6 +644,8 @@ class Algorithm(ABC):
         if record.get("format") != _FORMAT:
             raise ValueError(f"{path} has format {record.get('format')!r}, expected {_FORMAT!r}")
         klass = Algorithm._registry.get(record["algorithm"])
+        if klass is None and "class" in record:  # an algorithm of the user's: import it
+            klass = Algorithm.named(record["class"])
         if klass is None:
             raise ValueError(f"{path}: unknown algorithm {record['algorithm']!r}")
         if cls is not Algorithm and klass is not cls:
@@ -540,20 +659,25 @@ class Algorithm(ABC):
         algorithm = klass(
             policy, klass.config_class.from_dict(record["config"]), callbacks=callbacks
         )
-        algorithm._load_components(directory)
+        algorithm.load_components(directory)
         algorithm.metrics = dict(record.get("metrics", {}))
         algorithm.stopped = bool(record.get("stopped", False))
         return algorithm
 
-    def _save_components(self, directory: Path, main: bool) -> None:  # noqa: B027 - optional hook
-        """Write algorithm-specific parts (critics) under ``directory``.
+    def save_components(self, directory: Path, main: bool) -> None:  # noqa: B027 - optional hook
+        """Write what the algorithm keeps beside the policy (a critic) under ``directory``.
 
         Called on every process (gathering sharded weights is collective); only the
         process with ``main`` true writes.
         """
 
-    def _load_components(self, directory: Path) -> None:  # noqa: B027 - optional hook
-        """Read what :meth:`_save_components` wrote."""
+    def load_components(self, directory: Path) -> None:  # noqa: B027 - optional hook
+        """Read what :meth:`save_components` wrote."""
+
+
+def _import_path(klass: type) -> str:
+    """Return where ``klass`` is imported from, as ``package.module:Class``."""
+    return f"{klass.__module__}:{klass.__qualname__}"
 
 
 def _save_lora_policy(model: CausalLM, state: dict[str, Any], directory: Path) -> str:

@@ -57,12 +57,13 @@ class BehaviorCloning(Algorithm):
         )
         return buffer
 
-    def _fit(self, buffer: TrajectoryBuffer) -> dict[str, float]:
+    def train(self, buffer: TrajectoryBuffer) -> dict[str, float]:
+        """Imitate every agent turn of the selected trajectories (one sequence per dialogue)."""
         kept = self.select(buffer)
         items = [
             Dialogue(self.policy_prompts(t.turns), [turn.action for turn in t.turns]) for t in kept
         ]
-        stage = self._policy_stage(
+        stage = self.policy_stage(
             "policy",
             items,
             self._loss,
@@ -70,7 +71,7 @@ class BehaviorCloning(Algorithm):
             weigh=lambda batch: float(batch.turns.action_mask.sum()),  # a token mean
             length=Dialogue.text_length,
         )
-        metrics = self._run_stage(stage)
+        metrics = self.run_stage(stage)
         return {
             **metrics,
             "train/num_trajectories": float(len(kept)),

@@ -88,7 +88,8 @@ class MultiTurnDPO(Algorithm):
     config_class = MultiTurnDPOConfig
     config: MultiTurnDPOConfig
 
-    def _fit(self, buffer: TrajectoryBuffer) -> dict[str, float]:
+    def train(self, buffer: TrajectoryBuffer) -> dict[str, float]:
+        """DPO on whole-dialogue pairs of each task's trajectories."""
         pairs = trajectory_pairs(
             buffer,
             success_only=self.config.pair_success_only,
@@ -101,14 +102,14 @@ class MultiTurnDPO(Algorithm):
         items = from_json(
             DialoguePair, self.trainer.cached("trajectory_pairs", lambda: self._items(pairs))
         )
-        stage = self._policy_stage(
+        stage = self.policy_stage(
             "policy",
             items,
             self._loss,
             collate_dialogue_pairs(self.encode_dialogues),
             length=DialoguePair.text_length,
         )
-        metrics = self._run_stage(stage)
+        metrics = self.run_stage(stage)
         return {**metrics, "train/num_pairs": float(len(pairs))}
 
     def _items(self, pairs: Sequence[TrajectoryPair]) -> list[dict[str, Any]]:

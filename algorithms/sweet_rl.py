@@ -394,7 +394,8 @@ class SweetRL(Algorithm):
         # model (with LoRA: always, as the base with adapters disabled).
         self._critic_start: CausalLM | None = None
 
-    def _fit(self, buffer: TrajectoryBuffer) -> dict[str, float]:
+    def train(self, buffer: TrajectoryBuffer) -> dict[str, float]:
+        """Fit the critic on trajectory pairs, then the policy on its ranked turn pairs."""
         # Step 1.
         pairs = self.trajectory_pairs(buffer)
         require_items(
@@ -637,7 +638,7 @@ class SweetRL(Algorithm):
                     load=lambda directory: _load_critic(critic, directory),
                     length=DialoguePair.text_length,
                 )
-                return self._run_stage(stage)
+                return self.run_stage(stage)
 
     def critic_accuracy(self, pairs: Sequence[TrajectoryPair]) -> float:
         """Fraction of pairs whose chosen trajectory the critic scores higher (ties: half).
@@ -1067,14 +1068,14 @@ class SweetRL(Algorithm):
         with self._session([p.__dict__ for p in pairs], resume=resume):
             items = self._policy_items(pairs)
             self._keep_critic_start()
-            stage = self._policy_stage(
+            stage = self.policy_stage(
                 "policy",
                 items,
                 self._policy_loss,
                 collate_turn_pairs(self._encode_policy_pairs),
                 length=TurnPairItem.text_length,
             )
-            return self._run_stage(stage)
+            return self.run_stage(stage)
 
     def _keep_critic_start(self) -> None:
         """Copy the critic's start before the policy (which it is, until now) is trained."""
@@ -1088,7 +1089,8 @@ class SweetRL(Algorithm):
 
     # -- persistence ----------------------------------------------------------------------------
 
-    def _save_components(self, directory: Path, main: bool) -> None:
+    def save_components(self, directory: Path, main: bool) -> None:
+        """Write the critic (its model or adapter) beside the policy."""
         if self.critic is None:
             return
         if is_peft_model(self.critic):
@@ -1103,7 +1105,8 @@ class SweetRL(Algorithm):
             _save_critic(self.critic, state, directory / "critic")
             save_causal_lm(self._critic_start, start, directory / "critic_start")
 
-    def _load_components(self, directory: Path) -> None:
+    def load_components(self, directory: Path) -> None:
+        """Read the critic ``save_components`` wrote."""
         if not (directory / "critic").exists():
             return
         critic = self._ensure_critic()

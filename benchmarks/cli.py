@@ -49,7 +49,9 @@ SCRIPTED_AGENTS = ("human", "oracle", "random", "immediate")
 MODEL_AGENTS = ("default", "tiny")
 AGENT_HELP = (
     "human | oracle | random | immediate | default (SmolLM2-135M) | tiny (random init) | "
-    "openai (--openai-url, --openai-model) | PATH: a saved algorithm (`sweetrl train`'s "
+    "openai (--openai-url, --openai-model) | package.module:NAME: your agent class or a "
+    "function returning one, called with no arguments | the name of an installed package's "
+    "entry point (group sweetrl_gym.agents) | PATH: a saved algorithm (`sweetrl train`'s "
     "--out or its model/ folder) or a local model folder | a Hugging Face hub id (org/name)"
 )
 MODEL_HELP = "base policy: default | tiny | PATH | HUB_ID (e.g. meta-llama/Llama-3.1-8B-Instruct)"
@@ -198,7 +200,12 @@ def build_parser() -> argparse.ArgumentParser:
     _openai_flags(collect)
 
     train = add("train", _train, "Train a policy with one algorithm from a buffer of episodes.")
-    train.add_argument("--algo", required=True, choices=ALGORITHMS, help="the algorithm")
+    train.add_argument(
+        "--algo",
+        required=True,
+        help=f"the algorithm: {' | '.join(ALGORITHMS)} | package.module:Class | the name of an "
+        "installed package's entry point (group sweetrl_gym.algorithms)",
+    )
     train.add_argument(
         "--buffer",
         required=True,
@@ -237,7 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
         compare,
         "--methods",
         "methods.run",
-        f"comma-separated, from {', '.join(METHODS)}",
+        f"comma-separated, from {', '.join(METHODS)}, or an algorithm's import path "
+        "package.module:Class",
         convert=_method_list,
     )
     _flag(
@@ -444,8 +452,14 @@ def make_agent(
         args: The parsed arguments (for ``--openai-url`` and ``--openai-model``).
         evaluation: Sample at ``policy.eval_temperature`` (else ``policy.temperature``).
 
+    Model agents without a configured prompt (``openai``, your own) play with the
+    environment's agent prompt (see :mod:`agents.prompts`); the config's
+    ``policy.system_prompt`` is the prompt of the models it builds.
+
     Raises:
-        UsageError: For ``openai`` without its flags.
+        UsageError: For ``openai`` without its flags, or an import path or entry point
+            that names no agent (no such module, attribute or entry point; a factory
+            that returns no agent).
         FileNotFoundError: If ``spec`` reads as a path (``./x``, ``/x``, ``~/x``,
             ``a/b/c``) that does not exist.
         OSError: If ``spec`` is a hub id that cannot be loaded.
@@ -455,7 +469,6 @@ def make_agent(
     from agents.loading import is_local_path
     from benchmarks.harness.policies import build_policy, scripted_agent
 
-    frontend = config["env"]["id"] == FRONTEND
     temperature = config["policy"]["eval_temperature" if evaluation else "temperature"]
     if spec is None:
         return build_policy(config, evaluation=evaluation)
@@ -468,15 +481,20 @@ def make_agent(
     if spec == "openai":
         if not (getattr(args, "openai_url", None) and getattr(args, "openai_model", None)):
             raise UsageError("--agent openai needs --openai-url and --openai-model")
-        prompt = agents.FRONTEND_AGENT_PROMPT if frontend else agents.BACKEND_AGENT_PROMPT
         from sweetrl_gym.chat_api import ChatClient
 
-        return agents.OpenAIAgent(
+        return agents.OpenAIAgent(  # with the environment's prompt (ENVIRONMENT_PROMPT)
             ChatClient(args.openai_url, args.openai_model),
-            system_prompt=prompt,
             temperature=temperature,
             max_tokens=config["policy"]["max_new_tokens"],
         )
+    if agents.is_agent_spec(spec):  # package.module:NAME, or an installed entry point
+        from sweetrl_gym.plugins import PluginError
+
+        try:
+            return agents.load_agent(spec)
+        except PluginError as err:
+            raise UsageError(str(err)) from err  # a bad --agent value
     path = Path(spec).expanduser()
     for saved in (path, path / "model"):  # a saved algorithm, or `sweetrl train`'s --out
         if (saved / "algorithm.json").is_file():
@@ -485,7 +503,7 @@ def make_agent(
             policy = Algorithm.load(saved).policy
             policy.temperature = float(temperature)
             return policy
-    known = SCRIPTED_AGENTS + MODEL_AGENTS + ("openai",)
+    known = SCRIPTED_AGENTS + MODEL_AGENTS + ("openai", *agents.agent_entry_points())
     if is_local_path(spec) and not path.exists():
         raise FileNotFoundError(
             f"--agent {spec!r} is neither a known agent ({', '.join(known)}) nor an existing "
@@ -506,6 +524,7 @@ def make_agent(
 def _play(args: argparse.Namespace) -> int:
     import gymnasium as gym
 
+    import agents
     from benchmarks.harness.compare import env_kwargs
     from sweetrl_gym import format_dialogue
 
@@ -529,14 +548,16 @@ def _play(args: argparse.Namespace) -> int:
         if not human:
             print(format_dialogue(info["messages"]), end="", flush=True)
         streaming = not human and _stream_replies(agent)
+        system_prompt = agents.prompt_for(agent, env)  # the env's, unless the agent has its own
         done = False
         while not done:
             if streaming:
                 print("[AGENT] ", end="", flush=True)  # the reply follows as it is generated
+            conversation = agents.with_system_prompt(info["messages"], system_prompt)
             if getattr(agent, "privileged", False):
-                (reply,) = agent.act([info["messages"]], [info["reference"]])
+                (reply,) = agent.act([conversation], [info["reference"]])
             else:
-                (reply,) = agent.act([info["messages"]])
+                (reply,) = agent.act([conversation])
             shown = len(info["messages"])
             _, reward, terminated, truncated, info = env.step(reply)
             done = terminated or truncated

@@ -22,6 +22,7 @@ metrics and the report; the others wait for it where they read them.
 
 from __future__ import annotations
 
+import difflib
 import gc
 import hashlib
 import json
@@ -62,6 +63,7 @@ __all__ = [
     "env_kwargs",
     "evaluate_method",
     "fit_method",
+    "method_names",
     "read_training_file",
     "run_comparison",
     "task_set_hash",
@@ -321,11 +323,45 @@ def _line_of(path: Path, index: int) -> int:
         return next(number for position, number in enumerate(records) if position == index)
 
 
+def method_names(config: Mapping[str, Any]) -> list[str]:
+    """Return the names the config's methods report under, in ``methods.run`` order.
+
+    A method given by import path or entry point is imported here and goes by its class's
+    ``name`` (its run folder ``methods/NAME``, its section ``[methods.NAME]``, its row);
+    once imported, ``Algorithm.named(NAME)`` finds it.
+
+    Raises:
+        ValueError: If a method does not import or is not an algorithm
+            (``sweetrl_gym.plugins.PluginError``), or two methods report under one name.
+
+    """
+    from algorithms import Algorithm
+
+    names: dict[str, str] = {}
+    for spec in config["methods"]["run"]:
+        if spec == "zero-shot" or is_control(spec):
+            name = spec
+        else:
+            try:
+                name = Algorithm.named(spec).name
+            except KeyError as err:
+                raise ValueError(f"methods.run: {err.args[0]}") from None
+        if name in names:
+            raise ValueError(
+                f"methods.run: {names[name]!r} and {spec!r} both report as {name!r}; "
+                "run each method once (a class's `name` is its row)"
+            )
+        names[name] = spec
+    return list(names)
+
+
 def check_training_settings(config: Mapping[str, Any], names: Iterable[str] = ()) -> None:
     """Refuse unknown or invalid ``[training]``/``[methods.NAME]`` settings before any work.
 
     Every algorithm the config runs or configures is checked (a typo in
-    ``[methods.archer]`` fails now even when ArCHer is not run), plus the warm start.
+    ``[methods.archer]`` fails now even when ArCHer is not run), each by its own config
+    class, plus the warm start. Methods given by import path are imported
+    (:func:`method_names`).
 
     Args:
         config: The whole comparison config.
@@ -339,8 +375,27 @@ def check_training_settings(config: Mapping[str, Any], names: Iterable[str] = ()
     from algorithms import Algorithm
     from benchmarks.harness.experiment_config import method_settings, warm_start_settings
 
-    methods = config["methods"]
-    named = [*methods["run"], *(k for k in methods if k != "run"), *names]
+    run = method_names(config)
+    sections = [k for k in config["methods"] if k != "run"]
+    for section in sections:
+        if section not in run:
+            try:
+                Algorithm.named(section)
+            except KeyError:
+                close = difflib.get_close_matches(section, run, n=1)
+                hint = f"; did you mean [methods.{close[0]}]?" if close else ""
+                raise ValueError(
+                    f"[methods.{section}]: no method of that name runs or is known{hint}"
+                ) from None
+    try:
+        extra = [
+            Algorithm.named(name).name
+            for name in names
+            if name != "zero-shot" and not is_control(name)
+        ]
+    except KeyError as err:
+        raise ValueError(err.args[0]) from None
+    named = [*run, *sections, *extra]
     checks = [
         (name, f"[training] or [methods.{name}]", method_settings(config, name))
         for name in dict.fromkeys(named)
@@ -372,7 +427,8 @@ def fit_method(
     ``fit.json``.
 
     Args:
-        name: The algorithm (``"rft"``, ``"sweet-rl"``, ``"bc"``, ...).
+        name: The algorithm (``"rft"``, ``"sweet-rl"``, ``"bc"``, an import path
+            ``package.module:Class``, ...: see ``Algorithm.named``).
         config: The whole comparison config.
         buffer: Its training data.
         directory: Where its run, model and ``fit.json`` go.
@@ -400,7 +456,7 @@ def fit_method(
         return json.loads(record_path.read_text())
     klass = Algorithm.named(name)
     if settings is None:
-        settings = method_settings(config, name)
+        settings = method_settings(config, klass.name)
     settings = {"seed": config["seed"], **settings}
     if settings.get("critic_model"):  # a hub id or a local folder, as for policy.model
         settings["critic_model"] = resolve_model_source(
@@ -566,7 +622,7 @@ def _run_comparison(
     #    Every process trains (collective); the main process writes fit.json.
     #    The controls come last: they re-rank SWEET-RL's turn pairs.
     fits: dict[str, dict[str, Any]] = {}
-    run = config["methods"]["run"]
+    run = method_names(config)
     trained = [m for m in run if m != "zero-shot" and not is_control(m)]
     trained += [m for m in run if is_control(m)]
     for index, name in enumerate(trained, start=1):
@@ -585,7 +641,7 @@ def _run_comparison(
     #    across the processes, each with its own copy of the policy): the raw model
     #    ("zero-shot"), the warm start, then the trained methods.
     evals: dict[str, dict[str, float]] = {}
-    names = [m for m in config["methods"]["run"] if m == "zero-shot"]
+    names = [m for m in run if m == "zero-shot"]
     names += [WARM_START] if warm is not None else []
     names += [m for m in trained if fits[m]["status"] == "trained"]
     # The raw model last: it matters least (the base is the reference) and, never
@@ -617,7 +673,7 @@ def _run_comparison(
     # 4. The report (main process); the others read it back once it is written.
     test_tasks = env_kwargs(config, "test")["tasks"][: config["eval"]["test_tasks"]]
     methods: dict[str, Any] = {}
-    for name in [*names, *[m for m in config["methods"]["run"] if m not in names]]:
+    for name in [*names, *[m for m in run if m not in names]]:
         fit = warm["fit"] if warm is not None and name == WARM_START else fits.get(name)
         methods[name] = {"eval": evals.get(name), "fit": fit, "versus_base": versus.get(name)}
         if name in episodes:  # what pooling reads, kept where the episodes are not

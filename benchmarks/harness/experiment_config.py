@@ -279,19 +279,9 @@ def _check_types(config: Mapping[str, Any], defaults: Mapping[str, Any], path: s
 def _check(config: dict[str, Any]) -> None:
     _check_types(config, DEFAULTS)
     methods = config["methods"]["run"]
-    if not isinstance(methods, list) or not methods:
+    if not isinstance(methods, list) or not methods or not all(isinstance(m, str) for m in methods):
         raise ConfigError("methods.run must be a non-empty list of method names")
-    unknown = [m for m in methods if m not in METHODS]
-    if unknown:
-        raise ConfigError(f"unknown method(s) {unknown} in methods.run; choose from {METHODS}")
-    for name in config["methods"]:
-        if name in CONTROLS:
-            raise ConfigError(
-                f"[methods.{name}]: a control trains with SWEET-RL's settings; set them in "
-                "[methods.sweet-rl]"
-            )
-        if name != "run" and name not in METHODS:
-            raise ConfigError(f"[methods.{name}]: no method of that name; choose from {METHODS}")
+    _check_method_names(config["methods"])
     controls = [m for m in methods if m in CONTROLS]
     if controls and "sweet-rl" not in methods:
         raise ConfigError(
@@ -341,6 +331,42 @@ def _check(config: dict[str, Any]) -> None:
             "env.simulator = 'openai' needs env.simulator_base_url and simulator_model"
         )
     _check_simulator_request(config["env"])
+
+
+def _check_method_names(methods: Mapping[str, Any]) -> None:
+    """Refuse unknown names in ``methods.run`` and ``[methods.NAME]`` (did-you-mean).
+
+    A method is a built-in name (:data:`METHODS`), an import path
+    ``package.module:Class`` or an entry point of the ``sweetrl_gym.algorithms`` group.
+    Import paths are imported when the run starts
+    (:func:`benchmarks.harness.compare.check_training_settings`): their classes' names,
+    and so the sections that may configure them, are known only then.
+    """
+    from sweetrl_gym.plugins import ALGORITHM_GROUP, entry_point_names, is_import_path
+
+    known = (*METHODS, *entry_point_names(ALGORITHM_GROUP))
+    run = methods["run"]
+    for name in run:
+        if name not in known and not is_import_path(name):
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ConfigError(
+                f"unknown method {name!r} in methods.run; {hint}choose from {', '.join(known)}, "
+                "or give an algorithm's import path package.module:Class"
+            )
+    imported = any(is_import_path(name) for name in run)
+    for name in methods:
+        if name in CONTROLS:
+            raise ConfigError(
+                f"[methods.{name}]: a control trains with SWEET-RL's settings; set them in "
+                "[methods.sweet-rl]"
+            )
+        if name != "run" and name not in known and not imported:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"did you mean [methods.{close[0]}]? " if close else ""
+            raise ConfigError(
+                f"[methods.{name}]: no method of that name; {hint}choose from {', '.join(known)}"
+            )
 
 
 def _check_similarity(env: Mapping[str, Any]) -> None:

@@ -385,3 +385,27 @@ def test_deepspeed_zero3_prepare_gets_an_integer_micro_batch(monkeypatch, shared
         RejectionFT(fresh_policy(), **{**FAST, "batch_size": 3}).fit(shared_buffer)
     assert seen["objects"] == ["LlamaForCausalLM", "AdamW"]  # no scheduler: stepped by us
     assert seen["micro_batch"] == 3 and not plugin.is_auto("train_micro_batch_size_per_gpu")
+
+
+def test_a_policy_without_a_prompt_of_its_own_trains_on_its_environments(shared_buffer):
+    from agents import FRONTEND_AGENT_PROMPT
+    from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer
+
+    frontend = TrajectoryBuffer(
+        [
+            Trajectory.from_dict(
+                {**t.to_dict(), "metadata": {**t.metadata, "env": "ColBench-Frontend-v0"}}
+            )
+            for t in shared_buffer
+        ]
+    )
+    for given, expected in ((None, FRONTEND_AGENT_PROMPT), ("Mine.", "Mine.")):
+        model, tokenizer = make_tiny_lm(seed=0)
+        kwargs = {} if given is None else {"system_prompt": given}
+        policy = TransformersAgent(model, tokenizer, device="cpu", max_new_tokens=8, **kwargs)
+        algorithm = RejectionFT(policy, num_epochs=1, **FAST)
+        algorithm.fit(frontend)
+        # Trained on the prompt it played with (rollouts hand it the Frontend's), and kept.
+        assert policy.system_prompt == expected
+        first = next(iter(frontend))
+        assert expected[:40] in algorithm.policy_prompts(first.turns)[0]

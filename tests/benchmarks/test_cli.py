@@ -294,7 +294,11 @@ def test_unknown_algorithm(capsys, tmp_path):
     code, _, err = run(capsys, *argv)
     assert code == 2
     line = one_error_line(err)
-    assert "invalid choice: 'ppo'" in line and "sweet-rl" in line and "sweetrl train --help" in line
+    assert (
+        "unknown algorithm 'ppo'" in line and "sweet-rl" in line and "package.module:Class" in line
+    )
+    code, _, err = run(capsys, "train", "--algo", "sweet_rl", *argv[3:])
+    assert code == 2 and "did you mean 'sweet-rl'?" in one_error_line(err)
 
 
 def test_unknown_config_name(capsys):
