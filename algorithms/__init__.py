@@ -19,6 +19,7 @@ from algorithms.batches import (
 from algorithms.behavior_cloning import BehaviorCloning, BehaviorCloningConfig
 from algorithms.callbacks import Callback, EvaluateCallback, StopAfterSteps
 from algorithms.config import TrainingConfig
+from algorithms.controls import SweetRLEnvironmentRanking, SweetRLNLLOnly, SweetRLRandomRanking
 from algorithms.critic_inputs import (
     FACTS_HINT,
     REFERENCE_HINT,
@@ -27,6 +28,7 @@ from algorithms.critic_inputs import (
     hint_fields,
 )
 from algorithms.distributed import full_state_dict, map_sharded
+from algorithms.fit_context import Diagnostics, FitContext
 from algorithms.logprobs import (
     TokenizedTurns,
     TurnLogProbs,
@@ -74,10 +76,12 @@ __all__ = [
     "BehaviorCloningConfig",
     "Callback",
     "DPOOutput",
+    "Diagnostics",
     "Dialogue",
     "DialogueBatch",
     "DialoguePair",
     "EvaluateCallback",
+    "FitContext",
     "MultiTurnDPO",
     "MultiTurnDPOConfig",
     "NothingToFit",
@@ -87,6 +91,9 @@ __all__ = [
     "StopAfterSteps",
     "SweetRL",
     "SweetRLConfig",
+    "SweetRLEnvironmentRanking",
+    "SweetRLNLLOnly",
+    "SweetRLRandomRanking",
     "TokenizedTurns",
     "TrainingConfig",
     "TrajectoryPair",

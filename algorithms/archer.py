@@ -242,6 +242,7 @@ class ArCHer(Algorithm):
     """
 
     name = "archer"
+    label = "ArCHer"
     config_class = ArCHerConfig
     config: ArCHerConfig
 

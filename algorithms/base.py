@@ -3,7 +3,7 @@
 Subclasses implement :meth:`Algorithm.train` as a sequence of stages
 (:meth:`Algorithm.policy_stage`, :meth:`Algorithm.run_stage`) run by the shared
 :class:`~algorithms.trainer.Trainer` (``accelerate``, TensorBoard, checkpoints, resume).
-Writing one: docs/algorithms.md#writing-an-algorithm.
+Writing one: docs/bring-your-own.md#an-algorithm.
 The policy is a :class:`agents.TransformersAgent`; its model is trained in place, so
 ``algorithm.policy`` is the trained agent, ready for :func:`agents.evaluate`.
 """
@@ -26,6 +26,7 @@ from algorithms.batches import Dialogue, split_by_lengths
 from algorithms.callbacks import Callback
 from algorithms.config import TrainingConfig
 from algorithms.distributed import full_state_dict, map_sharded
+from algorithms.fit_context import Diagnostics, FitContext
 from algorithms.logger import MetricsLogger
 from algorithms.logprobs import (
     TokenizedTurns,
@@ -103,7 +104,15 @@ class Algorithm(ABC):
     """
 
     name: ClassVar[str]
+    """Its name: in ``methods.run``, ``[methods.NAME]``, run folders and the report."""
     config_class: ClassVar[type[TrainingConfig]]
+    """Its settings: a :class:`TrainingConfig` subclass, checked before any work."""
+    label: ClassVar[str] = ""
+    """How reports show it ("SWEET-RL"); ``""``: its name."""
+    controls: ClassVar[str] = ""
+    """A control's: the method it controls. A comparison fits a control after that method,
+    with that method's settings (``[methods.CONTROLLED]``), hands it that method's folder
+    (``FitContext.source``) and sets every method against it in the pooled report."""
     _registry: ClassVar[dict[str, type[Algorithm]]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -166,7 +175,7 @@ class Algorithm(ABC):
             if not hasattr(klass, attribute):
                 raise PluginError(
                     f"algorithm {spec!r} ({klass.__qualname__}) has no {attribute!r} class "
-                    "attribute (see docs/algorithms.md#writing-an-algorithm)"
+                    "attribute (see docs/bring-your-own.md#an-algorithm)"
                 )
         return klass
 
@@ -266,7 +275,7 @@ class Algorithm(ABC):
             return  # episodes of no named environment, or of several: the default
         try:
             prompt = agent_prompt_for(next(iter(envs)))
-        except Exception:  # noqa: BLE001 - an id this process has not registered: the default
+        except Exception:
             return
         if prompt is not None:
             self.policy.system_prompt = prompt
@@ -368,6 +377,34 @@ class Algorithm(ABC):
                 algorithm learns from (a comparison then skips it).
 
         """
+
+    # -- a comparison's hooks (sweetrl compare knows methods only through these) ---------
+
+    @classmethod
+    def display_label(cls) -> str:
+        """Return how reports show the method: its ``label``, else its ``name``."""
+        return cls.label or cls.name
+
+    def prepare(self, context: FitContext) -> None:  # noqa: B027 - optional hook
+        """Read what the fit needs from the run before :meth:`fit` (default: nothing).
+
+        A control reads the outputs of the method it controls here, from
+        ``context.source``.
+
+        Raises:
+            NothingToFit: If the run gives this method nothing to learn from (the
+                comparison then skips it with the reason).
+
+        """
+
+    def diagnose(self, context: FitContext) -> Diagnostics | None:
+        """Return what a comparison reports about the finished fit (default: nothing).
+
+        Called on every process after :meth:`fit` and :meth:`save`, while the trained
+        models are in memory; files go in ``context.directory`` (main process only),
+        where a control of this method finds them (its ``context.source``).
+        """
+        return None
 
     @property
     def trainer(self) -> Trainer:

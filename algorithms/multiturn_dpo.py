@@ -85,6 +85,7 @@ class MultiTurnDPO(Algorithm):
     """
 
     name = "mt-dpo"
+    label = "MT-DPO"
     config_class = MultiTurnDPOConfig
     config: MultiTurnDPOConfig
 

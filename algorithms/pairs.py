@@ -7,24 +7,31 @@ resumed run.
 from __future__ import annotations
 
 import dataclasses
+import json
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from algorithms.batches import from_json, to_json
+from sweetrl_gym.atomic_write import write_atomically
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer
 
 __all__ = [
+    "TURN_PAIRS",
     "TrajectoryPair",
     "TurnPair",
     "confident_pairs",
     "no_trajectory_pairs",
     "preference_dataset",
+    "read_turn_pairs",
     "split_pairs",
     "trajectory_pairs",
     "turn_pairs",
+    "write_turn_pairs",
 ]
 
 
@@ -361,3 +368,20 @@ def _trajectory_row(pair: TrajectoryPair) -> dict[str, Any]:
         "chosen": [dict(m) for m in chosen[start:]],
         "rejected": [dict(m) for m in rejected[split(rejected) :]],
     }
+
+
+TURN_PAIRS = "turn_pairs.json"
+"""The turn pairs SWEET-RL's policy step trained on (``TurnPair`` rows), kept in its
+folder by :meth:`~algorithms.SweetRL.diagnose`; each control keeps its ranking of them in
+its own folder under the same name."""
+
+
+def write_turn_pairs(path: Path, pairs: Sequence[TurnPair]) -> None:
+    """Write turn pairs to a :data:`TURN_PAIRS` file, atomically."""
+    text = json.dumps(to_json(pairs)) + "\n"
+    write_atomically(path, lambda file: file.write_text(text, "utf-8"))
+
+
+def read_turn_pairs(path: Path) -> list[TurnPair]:
+    """Read the turn pairs of a :data:`TURN_PAIRS` file (see :func:`write_turn_pairs`)."""
+    return from_json(TurnPair, json.loads(path.read_text()))

@@ -77,6 +77,7 @@ class RejectionFT(BehaviorCloning):
     """
 
     name = "rft"
+    label = "RFT"
     config_class = RejectionFTConfig
     config: RejectionFTConfig
 

@@ -64,6 +64,7 @@ from algorithms.batches import (
 from algorithms.config import TrainingConfig
 from algorithms.critic_inputs import HINT_POSITIONS, REFERENCE_HINT, critic_prompt
 from algorithms.distributed import full_state_dict, map_sharded, reshard
+from algorithms.fit_context import Diagnostics, FitContext
 from algorithms.logprobs import TokenizedTurns, shared_prefix_turn_logprobs, turn_logprobs
 from algorithms.lora import (
     POLICY_ADAPTER,
@@ -83,6 +84,7 @@ from algorithms.losses import (
 )
 from algorithms.models import ValueHeadModel, clone_model, load_weights, save_causal_lm
 from algorithms.pairs import (
+    TURN_PAIRS,
     TrajectoryPair,
     TurnPair,
     confident_pairs,
@@ -90,6 +92,7 @@ from algorithms.pairs import (
     split_pairs,
     trajectory_pairs,
     turn_pairs,
+    write_turn_pairs,
 )
 from algorithms.trainer import Stage, upcast_trainable
 from sweetrl_gym.actions import extract_html, parse_action
@@ -383,6 +386,7 @@ class SweetRL(Algorithm):
     """
 
     name = "sweet-rl"
+    label = "SWEET-RL"
     config_class = SweetRLConfig
     config: SweetRLConfig
 
@@ -1086,6 +1090,36 @@ class SweetRL(Algorithm):
         ):
             self._critic_start = clone_model(self.policy.model)
             self._critic_start.requires_grad_(False)
+
+    # -- a comparison's report -----------------------------------------------------------------
+
+    def diagnose(self, context: FitContext) -> Diagnostics:
+        """Judge the policy step's turn pairs by the environment; show the critic at work.
+
+        Keeps the turn pairs in ``context.directory`` (:data:`algorithms.controls.TURN_PAIRS`),
+        where the controls re-rank them. Reports how many pairs the environment bears out
+        (:func:`algorithms.pair_signal.turn_pair_signal`) and the critic's advantages on
+        one training dialogue (:func:`algorithms.critic_example.critic_example`).
+        """
+        from algorithms.critic_example import critic_example, critic_example_table
+        from algorithms.pair_signal import pair_signal_summary, pair_signal_text, turn_pair_signal
+
+        pairs = self.policy_pairs
+        if process_state().is_main_process:
+            context.directory.mkdir(parents=True, exist_ok=True)
+            write_turn_pairs(context.directory / TURN_PAIRS, pairs)
+        signal = turn_pair_signal(pairs, context.buffer, similarity=context.similarity)
+        example = critic_example(self, context.buffer)
+        markdown = ""
+        if signal["question_pairs"] or signal["answer_pairs"]:
+            markdown = pair_signal_text(signal, frontend=context.similarity is not None)
+        if example is not None and example["turns"]:
+            markdown += "\n### The critic on one dialogue\n\n" + critic_example_table(example)
+        return Diagnostics(
+            record={"turn_pair_signal": signal, "critic_example": example},
+            markdown=markdown,
+            summary=pair_signal_summary(signal),
+        )
 
     # -- persistence ----------------------------------------------------------------------------
 

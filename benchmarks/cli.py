@@ -36,15 +36,15 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import sweetrl_gym  # noqa: F401 - first: sets OMP_WAIT_POLICY before torch loads
-from benchmarks.harness import experiment_config
-from benchmarks.harness.experiment_config import METHODS, ConfigError, config_names, load_config
+from benchmarks.harness.experiment_config import ConfigError, config_names, load_config
+from sweetrl_gym.plugins import ALGORITHM_GROUP, entry_point_names
 from sweetrl_gym.processes import process_state
 
 __all__ = ["UsageError", "build_parser", "describe_error", "main", "make_agent"]
 
 ENV_IDS = {"backend": "ColBench-Backend-v0", "frontend": "ColBench-Frontend-v0"}
 FRONTEND = ENV_IDS["frontend"]
-ALGORITHMS = tuple(m for m in experiment_config.ALGORITHMS if m != "zero-shot")
+ALGORITHMS = tuple(entry_point_names(ALGORITHM_GROUP))  # the installed methods, by name
 SCRIPTED_AGENTS = ("human", "oracle", "random", "immediate")
 MODEL_AGENTS = ("default", "tiny")
 AGENT_HELP = (
@@ -244,8 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
         compare,
         "--methods",
         "methods.run",
-        f"comma-separated, from {', '.join(METHODS)}, or an algorithm's import path "
-        "package.module:Class",
+        f"comma-separated, from zero-shot, {', '.join(ALGORITHMS)}, or an algorithm's import "
+        "path package.module:Class",
         convert=_method_list,
     )
     _flag(

@@ -13,7 +13,7 @@ From Python::
     from imitate_best import ImitateBest
     ImitateBest(policy, min_reward=0.5, output_dir="runs/mine").fit(buffer)
 
-The guide: docs/algorithms.md#writing-an-algorithm.
+The guide: docs/bring-your-own.md#an-algorithm.
 """
 
 from __future__ import annotations

@@ -352,3 +352,68 @@ def test_other_ways_to_ask_for_the_main_process_are_found():
         "other.process_index == 0",
         "PartialState",
     ]
+
+
+# -- the comparison harness knows methods only through the registry and their hooks ---------
+
+
+def _method_words() -> set[str]:
+    """The names of the installed methods, their classes, and SWEET-RL's own attributes."""
+    from importlib import metadata
+
+    from sweetrl_gym.plugins import ALGORITHM_GROUP
+
+    points = metadata.distribution("sweetrl-gym").entry_points.select(group=ALGORITHM_GROUP)
+    words = {p.name for p in points} | {p.value.rpartition(":")[2] for p in points}
+    return words | {"policy_pairs", "turn_advantages", "turn_pair_signal", "critic_example"}
+
+
+def _code_words(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    """Every identifier, attribute and string of a module's code (docstrings left out)."""
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            yield node.lineno, node.id
+        elif isinstance(node, ast.Attribute):
+            yield node.lineno, node.attr
+        elif isinstance(node, ast.alias):
+            yield node.lineno, node.name.rpartition(".")[2]
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+        ):
+            yield node.lineno, node.value
+
+
+def _named_methods(tree: ast.AST, words: set[str]) -> list[str]:
+    found = []
+    for line, text in _code_words(tree):
+        if text in words or any(f"'{w}'" in text or f'"{w}"' in text for w in words):
+            found.append(f"line {line}: {text!r}")
+    return found
+
+
+def test_the_harness_names_no_method():
+    # A method with diagnostics or controls of its own needs no edit of the harness:
+    # ``Algorithm.named``, ``label``, ``controls``, ``prepare`` and ``diagnose`` carry it.
+    words = _method_words()
+    assert {"sweet-rl", "SweetRL", "rft", "policy_pairs"} <= words
+    found = {
+        path.name: named
+        for path in sorted((ROOT / "benchmarks" / "harness").glob("*.py"))
+        if (named := _named_methods(ast.parse(path.read_text()), words))
+    }
+    assert not found, f"harness modules that name a method: {found}"
+
+
+def test_a_harness_module_that_names_a_method_is_found():
+    tree = ast.parse('"""Docs may say sweet-rl."""\nif name == "sweet-rl":\n    x.policy_pairs\n')
+    assert _named_methods(tree, _method_words()) == ["line 2: 'sweet-rl'", "line 3: 'policy_pairs'"]

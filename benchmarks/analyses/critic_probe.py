@@ -7,7 +7,7 @@ folder (its ``config.json``, training episodes and demonstrations, warm start an
 SWEET-RL's ``turn_pairs.json``), trains SWEET-RL's critic again from the same base on the same
 trajectory pairs with the given settings changed, re-scores every turn pair with it, and
 counts how often its order agrees with the environment's verdict
-(:func:`benchmarks.harness.pair_signal.judge_turn_pairs`: facts obtained for two
+(:func:`algorithms.pair_signal.judge_turn_pairs`: facts obtained for two
 questions, hidden tests passed for two answers; on the Frontend, design facts told and
 two pages' similarity to the target by the comparison's own scorer). The pairs are a
 fixed, judged set, so two settings are compared on the same pairs.
@@ -34,11 +34,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from algorithms.controls import TURN_PAIRS, read_turn_pairs
+from algorithms.pair_signal import judge_turn_pairs
 from benchmarks.analyses.run_folder import training_run
-from benchmarks.harness.controls import SOURCE, TURN_PAIRS, read_turn_pairs
+from benchmarks.harness.compare import env_similarity
 from benchmarks.harness.experiment_config import apply_override, method_settings
-from benchmarks.harness.pair_signal import env_similarity, judge_turn_pairs
 from benchmarks.harness.policies import base_policy
+
+SOURCE = "sweet-rl"  # the method whose turn pairs these read
 
 COUNTS = ("questions_right", "questions_wrong", "answers_right", "answers_wrong", "no_verdict")
 """The keys of :func:`probe`'s ``counts``: pairs the environment tells apart, ordered as it

@@ -4,7 +4,7 @@ SWEET-RL pairs a turn's candidates by the critic's scores. This reads finished
 comparison folders (one seed each), takes every turn pair SWEET-RL drew (the run's cache
 of them when present, so pairs that ``pair_gap_quantile`` left out count too; else
 ``turn_pairs.json``), judges each against the environment
-(:func:`benchmarks.harness.pair_signal.judge_turn_pairs`: facts obtained for two
+(:func:`algorithms.pair_signal.judge_turn_pairs`: facts obtained for two
 questions, hidden tests passed for two answers), splits each kind's pairs of each run at
 the median of their score gaps (``chosen_score - rejected_score``), and counts the
 pairs ordered as the environment orders them (right), the other way (wrong), or that the
@@ -26,9 +26,11 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.harness.controls import SOURCE, TURN_PAIRS
-from benchmarks.harness.pair_signal import judge_turn_pairs
+from algorithms.controls import TURN_PAIRS
+from algorithms.pair_signal import judge_turn_pairs
 from sweetrl_gym.atomic_write import write_atomically
+
+SOURCE = "sweet-rl"  # the method whose turn pairs these read
 
 __all__ = ["HALVES", "KINDS", "gap_counts", "main"]
 

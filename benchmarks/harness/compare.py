@@ -33,13 +33,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import sweetrl_gym  # noqa: F401 - registers the environments
-from benchmarks.harness.controls import TURN_PAIRS, fit_control, is_control, write_turn_pairs
-from benchmarks.harness.critic_example import critic_example
 from benchmarks.harness.folder_lock import folder_lock
 from benchmarks.harness.outcomes import episode_outcomes
-from benchmarks.harness.pair_signal import env_similarity, turn_pair_signal
 from benchmarks.harness.policies import (
     WARM_START,
+    WARM_START_ALGORITHM,
+    ZERO_SHOT,
     base_policy,
     build_policy,
     saved_policy,
@@ -54,18 +53,22 @@ from sweetrl_gym.processes import process_state
 
 if TYPE_CHECKING:
     from agents import TransformersAgent
+    from sweetrl_gym.similarity import Similarity
 
 __all__ = [
     "TrainingFile",
     "build_simulator",
     "check_simulator",
     "check_training_settings",
+    "default_methods",
     "env_kwargs",
+    "env_similarity",
     "evaluate_method",
     "fit_method",
     "method_names",
     "read_training_file",
     "run_comparison",
+    "settings_of",
     "task_set_hash",
 ]
 
@@ -338,8 +341,8 @@ def method_names(config: Mapping[str, Any]) -> list[str]:
     from algorithms import Algorithm
 
     names: dict[str, str] = {}
-    for spec in config["methods"]["run"]:
-        if spec == "zero-shot" or is_control(spec):
+    for spec in config["methods"]["run"] or default_methods():
+        if spec == ZERO_SHOT:
             name = spec
         else:
             try:
@@ -353,6 +356,26 @@ def method_names(config: Mapping[str, Any]) -> list[str]:
             )
         names[name] = spec
     return list(names)
+
+
+def default_methods() -> list[str]:
+    """Return what an empty ``methods.run`` runs: the base untrained, every installed method.
+
+    Installed methods are the entry points of the ``sweetrl_gym.algorithms`` group:
+    sweetrl-gym's own in the order its ``pyproject.toml`` lists them, then other packages'
+    by name; controls (classes with ``controls``) are left out.
+    """
+    from importlib import metadata
+
+    from algorithms import Algorithm
+    from sweetrl_gym.plugins import ALGORITHM_GROUP, entry_point_names
+
+    own = [
+        p.name
+        for p in metadata.distribution("sweetrl-gym").entry_points.select(group=ALGORITHM_GROUP)
+    ]
+    names = [*own, *(n for n in entry_point_names(ALGORITHM_GROUP) if n not in own)]
+    return [ZERO_SHOT, *(n for n in names if not Algorithm.named(n).controls)]
 
 
 def check_training_settings(config: Mapping[str, Any], names: Iterable[str] = ()) -> None:
@@ -369,45 +392,79 @@ def check_training_settings(config: Mapping[str, Any], names: Iterable[str] = ()
             is skipped.
 
     Raises:
-        ValueError: Naming the algorithm and the setting.
+        ValueError: Naming the algorithm and the setting, a method that does not load, a
+            control without the method it controls or with a section of its own.
 
     """
     from algorithms import Algorithm
     from benchmarks.harness.experiment_config import method_settings, warm_start_settings
+    from sweetrl_gym.plugins import ALGORITHM_GROUP, entry_point_names
 
     run = method_names(config)
+    try:
+        extra = [Algorithm.named(name).name for name in names if name != ZERO_SHOT]
+    except KeyError as err:
+        raise ValueError(err.args[0]) from None
     sections = [k for k in config["methods"] if k != "run"]
     for section in sections:
-        if section not in run:
+        if section not in run and section not in extra:
             try:
                 Algorithm.named(section)
             except KeyError:
-                close = difflib.get_close_matches(section, run, n=1)
+                known = [*run, *extra, *entry_point_names(ALGORITHM_GROUP)]
+                close = difflib.get_close_matches(section, known, n=1)
                 hint = f"; did you mean [methods.{close[0]}]?" if close else ""
                 raise ValueError(
-                    f"[methods.{section}]: no method of that name runs or is known{hint}"
+                    f"[methods.{section}]: no method of that name runs or is installed{hint}"
                 ) from None
-    try:
-        extra = [
-            Algorithm.named(name).name
-            for name in names
-            if name != "zero-shot" and not is_control(name)
-        ]
-    except KeyError as err:
-        raise ValueError(err.args[0]) from None
-    named = [*run, *sections, *extra]
+        controlled = Algorithm.named(section).controls
+        if controlled:
+            raise ValueError(
+                f"[methods.{section}]: a control trains with the settings of the method it "
+                f"controls; set them in [methods.{controlled}]"
+            )
+    for name in run:
+        controlled = name != ZERO_SHOT and Algorithm.named(name).controls
+        if controlled and controlled not in run:
+            raise ValueError(
+                f"methods.run has {name!r}, a control of {controlled!r}: add {controlled!r}"
+            )
     checks = [
-        (name, f"[training] or [methods.{name}]", method_settings(config, name))
-        for name in dict.fromkeys(named)
-        if name != "zero-shot" and not is_control(name)  # controls: SWEET-RL's settings
+        (name, f"[training] or [methods.{name}]", method_settings(config, settings_of(name)))
+        for name in dict.fromkeys([*run, *sections, *extra])
+        if name != ZERO_SHOT
     ]
     if config["warm_start"]["demonstrator"]:
-        checks.append(("bc", "[training] or [warm_start]", warm_start_settings(config)))
+        checks.append(
+            (WARM_START_ALGORITHM, "[training] or [warm_start]", warm_start_settings(config))
+        )
     for name, where, settings in checks:
         try:
             Algorithm.named(name).config_class().replace(**settings)
         except (TypeError, ValueError) as err:
             raise ValueError(f"{where} settings: {err}") from err
+
+
+def settings_of(name: str) -> str:
+    """Return the method whose ``[methods.NAME]`` section sets ``name``'s settings.
+
+    A control trains with the settings of the method it controls; every other method
+    with its own.
+    """
+    from algorithms import Algorithm
+
+    klass = Algorithm.named(name)
+    return klass.controls or klass.name
+
+
+def env_similarity(config: Mapping[str, Any]) -> Similarity | None:
+    """Return how the config's environment scores a page against its target (``None``: Backend)."""
+    from sweetrl_gym.similarity import make_similarity
+
+    env = config["env"]
+    if env["id"] != _FRONTEND:
+        return None
+    return make_similarity(env["similarity"], clip_model=env["clip_model"] or None)
 
 
 def fit_method(
@@ -447,7 +504,7 @@ def fit_method(
 
     """
     from agents.loading import resolve_model_source
-    from algorithms import Algorithm, NothingToFit
+    from algorithms import Algorithm, FitContext, NothingToFit
     from benchmarks.harness.experiment_config import method_settings
 
     state = process_state()
@@ -456,7 +513,7 @@ def fit_method(
         return json.loads(record_path.read_text())
     klass = Algorithm.named(name)
     if settings is None:
-        settings = method_settings(config, klass.name)
+        settings = method_settings(config, settings_of(name))
     settings = {"seed": config["seed"], **settings}
     if settings.get("critic_model"):  # a hub id or a local folder, as for policy.model
         settings["critic_model"] = resolve_model_source(
@@ -465,8 +522,17 @@ def fit_method(
     run_dir = directory / "run"
     policy = build_policy(config) if policy is None else policy
     algorithm = klass(policy, output_dir=str(run_dir), **settings)
+    controlled = directory.parent / klass.controls if klass.controls else None
+    context = FitContext(
+        buffer=buffer,
+        directory=directory,
+        seed=config["seed"],
+        similarity=env_similarity(config),
+        source=controlled,
+    )
     start = time.perf_counter()
     try:
+        algorithm.prepare(context)
         # resume=True: continue an interrupted run, or start one (the same on every
         # process, whichever of them sees run/ first).
         metrics = algorithm.fit(buffer, resume=True)
@@ -482,17 +548,14 @@ def fit_method(
             "history": [list(point) for point in algorithm.history],
             "seconds": round(time.perf_counter() - start, 1),
         }
-        if name == "sweet-rl":
-            # Whether the critic's turn pairs were right, by the environment's own verdicts.
-            record["turn_pair_signal"] = turn_pair_signal(
-                algorithm.policy_pairs, buffer, similarity=env_similarity(config)
-            )
+        diagnostics = algorithm.diagnose(context)  # every process: it may be collective
+        if diagnostics is not None:
+            record["diagnostics"] = diagnostics.to_dict()
+    record = {"label": klass.display_label(), "controls": klass.controls, **record}
     if state.is_main_process:
         directory.mkdir(parents=True, exist_ok=True)
-        if name == "sweet-rl" and record["status"] == "trained":
-            # What the policy step trained on: the controls (harness.controls) re-rank it.
-            write_turn_pairs(directory / TURN_PAIRS, algorithm.policy_pairs)
-        record_path.write_text(json.dumps(record, indent=2, default=float) + "\n")
+        text = json.dumps(record, indent=2, default=float) + "\n"
+        write_atomically(record_path, lambda path: path.write_text(text, "utf-8"))
     state.wait_for_everyone()
     del algorithm
     gc.collect()
@@ -620,20 +683,19 @@ def _run_comparison(
 
     # 2. Every algorithm from the same buffer, each from a fresh copy of the base policy.
     #    Every process trains (collective); the main process writes fit.json.
-    #    The controls come last: they re-rank SWEET-RL's turn pairs.
+    #    The controls come last: they re-use what the method they control kept.
+    from algorithms import Algorithm
+
     fits: dict[str, dict[str, Any]] = {}
     run = method_names(config)
-    trained = [m for m in run if m != "zero-shot" and not is_control(m)]
-    trained += [m for m in run if is_control(m)]
+    algorithms = [m for m in run if m != ZERO_SHOT]
+    trained = sorted(algorithms, key=lambda m: bool(Algorithm.named(m).controls))
     for index, name in enumerate(trained, start=1):
         say(f"[2/4] fitting {name} ({index}/{len(trained)})")
-        if is_control(name):
-            fits[name] = fit_control(name, config, buffer, out, progress=progress)
-        else:
-            # Its samples (SWEET-RL's candidates, ArCHer's) come from the base: served, if
-            # so configured, until training changes the weights.
-            with generation(*_base(config, out), config, _server_log(out, name)) as policy:
-                fits[name] = fit_method(name, config, buffer, out / "methods" / name, policy=policy)
+        # Its samples (SWEET-RL's candidates, ArCHer's) come from the base: served, if
+        # so configured, until training changes the weights.
+        with generation(*_base(config, out), config, _server_log(out, name)) as policy:
+            fits[name] = fit_method(name, config, buffer, out / "methods" / name, policy=policy)
         if fits[name]["status"] == "skipped":
             say(f"      skipped: {fits[name]['reason']}")
 
@@ -641,14 +703,14 @@ def _run_comparison(
     #    across the processes, each with its own copy of the policy): the raw model
     #    ("zero-shot"), the warm start, then the trained methods.
     evals: dict[str, dict[str, float]] = {}
-    names = [m for m in run if m == "zero-shot"]
+    names = [m for m in run if m == ZERO_SHOT]
     names += [WARM_START] if warm is not None else []
     names += [m for m in trained if fits[m]["status"] == "trained"]
     # The raw model last: it matters least (the base is the reference) and, never
     # stopping on its own, it is the slowest to evaluate.
-    for name in sorted(names, key=lambda n: n == "zero-shot"):
+    for name in sorted(names, key=lambda n: n == ZERO_SHOT):
         say(f"[3/4] evaluating {name}")
-        if name == "zero-shot":
+        if name == ZERO_SHOT:
             agent, source = build_policy(config, evaluation=True), model_source(config)
         else:
             directory = out / "methods" / name / "model"
@@ -662,13 +724,9 @@ def _run_comparison(
             evals[name] = evaluate_method(name, agent, config, out, progress)
         del agent
         gc.collect()
-    base = WARM_START if WARM_START in evals else "zero-shot"
+    base = WARM_START if WARM_START in evals else ZERO_SHOT
     episodes = {name: TrajectoryBuffer.load(out / "eval" / f"{name}.jsonl") for name in names}
     versus = _versus_base(episodes, base, config["seed"])
-
-    example = (
-        critic_example(out, buffer) if fits.get("sweet-rl", {}).get("status") == "trained" else None
-    )
 
     # 4. The report (main process); the others read it back once it is written.
     test_tasks = env_kwargs(config, "test")["tasks"][: config["eval"]["test_tasks"]]
@@ -703,7 +761,6 @@ def _run_comparison(
             "success_rate": sum(t.success for t in buffer) / max(1, len(buffer)),
         },
         "methods": methods,
-        "critic_example": example,
         "seconds": round(time.perf_counter() - started, 1),
         "resumed": resumed,
         "stage_seconds": read_stage_times(out),
@@ -781,7 +838,11 @@ def _warm_start(
             config, scripted_agent(section["demonstrator"], config), range(count), path, progress
         )
     record = fit_method(
-        "bc", config, demos, out / "methods" / WARM_START, settings=warm_start_settings(config)
+        WARM_START_ALGORITHM,
+        config,
+        demos,
+        out / "methods" / WARM_START,
+        settings=warm_start_settings(config),
     )
     if record["status"] != "trained":
         raise ValueError(f"the warm start did not train: {record.get('reason')}")

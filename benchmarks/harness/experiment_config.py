@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness.controls import CONTROLS
+from benchmarks.harness.policies import ZERO_SHOT
 from sweetrl_gym.setting_types import describe_type, matches_type
 
 if sys.version_info >= (3, 11):
@@ -37,12 +37,10 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 __all__ = [
-    "ALGORITHMS",
     "CONFIG_DIR",
     "DEFAULTS",
     "DEMONSTRATORS",
     "DTYPES",
-    "METHODS",
     "WARM_START_DEMONSTRATORS",
     "ConfigError",
     "apply_override",
@@ -53,11 +51,6 @@ __all__ = [
 ]
 
 CONFIG_DIR = Path(__file__).parents[1] / "configs"  # benchmarks/configs/, shipped in the wheel
-ALGORITHMS = ("zero-shot", "rft", "mt-dpo", "archer", "sweet-rl")
-"""The methods proper: the base policy untrained, then the algorithms (the default run)."""
-
-METHODS = (*ALGORITHMS, *CONTROLS)
-"""Every method a comparison can run: the algorithms, then SWEET-RL's controls."""
 DEMONSTRATORS = ("oracle", "random", "immediate", "collaborator")
 """Scripted agents that ``data.demonstrations`` may add to the training data."""
 WARM_START_DEMONSTRATORS = ("collaborator", "oracle")
@@ -150,7 +143,11 @@ DEFAULTS: dict[str, Any] = {
     },
     "eval": {"test_tasks": 1000, "samples_per_task": 1, "num_envs": 8},
     "training": {},
-    "methods": {"run": list(ALGORITHMS)},
+    # Which methods to compare, in order: "zero-shot" (the base policy untrained), the
+    # name of an installed method (an entry point of sweetrl_gym.algorithms: the built-in
+    # ones and your packages') or an import path package.module:Class. []: "zero-shot" and
+    # every installed method but the controls.
+    "methods": {"run": []},
 }
 
 
@@ -279,14 +276,9 @@ def _check_types(config: Mapping[str, Any], defaults: Mapping[str, Any], path: s
 def _check(config: dict[str, Any]) -> None:
     _check_types(config, DEFAULTS)
     methods = config["methods"]["run"]
-    if not isinstance(methods, list) or not methods or not all(isinstance(m, str) for m in methods):
-        raise ConfigError("methods.run must be a non-empty list of method names")
+    if not isinstance(methods, list) or not all(isinstance(m, str) for m in methods):
+        raise ConfigError("methods.run must be a list of method names")
     _check_method_names(config["methods"])
-    controls = [m for m in methods if m in CONTROLS]
-    if controls and "sweet-rl" not in methods:
-        raise ConfigError(
-            f"methods.run has {controls}, which re-rank SWEET-RL's turn pairs: add 'sweet-rl'"
-        )
     for section, key in (
         ("data", "train_tasks"),
         ("data", "samples_per_task"),
@@ -334,17 +326,17 @@ def _check(config: dict[str, Any]) -> None:
 
 
 def _check_method_names(methods: Mapping[str, Any]) -> None:
-    """Refuse unknown names in ``methods.run`` and ``[methods.NAME]`` (did-you-mean).
+    """Refuse unknown names in ``methods.run`` (did-you-mean).
 
-    A method is a built-in name (:data:`METHODS`), an import path
-    ``package.module:Class`` or an entry point of the ``sweetrl_gym.algorithms`` group.
-    Import paths are imported when the run starts
-    (:func:`benchmarks.harness.compare.check_training_settings`): their classes' names,
-    and so the sections that may configure them, are known only then.
+    A method is ``"zero-shot"``, the name of an installed method (an entry point of the
+    ``sweetrl_gym.algorithms`` group, which lists the built-in ones too) or an import path
+    ``package.module:Class``. The ``[methods.NAME]`` sections are checked when the run
+    starts (:func:`benchmarks.harness.compare.check_training_settings`): a class of an
+    import path, and so the name its section goes by, is known only once imported.
     """
     from sweetrl_gym.plugins import ALGORITHM_GROUP, entry_point_names, is_import_path
 
-    known = (*METHODS, *entry_point_names(ALGORITHM_GROUP))
+    known = (ZERO_SHOT, *entry_point_names(ALGORITHM_GROUP))
     run = methods["run"]
     for name in run:
         if name not in known and not is_import_path(name):
@@ -353,19 +345,6 @@ def _check_method_names(methods: Mapping[str, Any]) -> None:
             raise ConfigError(
                 f"unknown method {name!r} in methods.run; {hint}choose from {', '.join(known)}, "
                 "or give an algorithm's import path package.module:Class"
-            )
-    imported = any(is_import_path(name) for name in run)
-    for name in methods:
-        if name in CONTROLS:
-            raise ConfigError(
-                f"[methods.{name}]: a control trains with SWEET-RL's settings; set them in "
-                "[methods.sweet-rl]"
-            )
-        if name != "run" and name not in known and not imported:
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f"did you mean [methods.{close[0]}]? " if close else ""
-            raise ConfigError(
-                f"[methods.{name}]: no method of that name; {hint}choose from {', '.join(known)}"
             )
 
 

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "WARM_START",
+    "WARM_START_ALGORITHM",
+    "ZERO_SHOT",
     "base_policy",
     "build_policy",
     "saved_policy",
@@ -28,6 +30,11 @@ __all__ = [
 _FRONTEND = "ColBench-Frontend-v0"
 # The warm start's name: its fit in methods/warm-start, its evaluation in eval/warm-start.jsonl.
 WARM_START = "warm-start"
+"""The warm start's name in run folders and reports (a behaviour clone of a demonstrator)."""
+WARM_START_ALGORITHM = "bc"
+"""The algorithm that makes the warm start: behaviour cloning."""
+ZERO_SHOT = "zero-shot"
+"""The untrained base policy's name in ``methods.run`` and reports."""
 
 
 def build_policy(config: Mapping[str, Any], *, evaluation: bool = False) -> TransformersAgent:

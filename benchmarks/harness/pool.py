@@ -8,8 +8,9 @@ folders of one config that differ only in ``seed`` and pairs every (seed, task) 
 base on it; the interval is :func:`agents.seed_task_interval`'s (seeds x tasks), so a
 method is "a real difference" only when it holds across seeds.
 
-Every method is also set against SWEET-RL on the same units: its controls
-(``sweet-rl-random``, ``sweet-rl-env``) show whether the critic's ranking carries its gain.
+Every method is also set against each method that a control in the run controls, on the
+same units: a control that keeps everything of a method but its mechanism (a critic's
+ranking replaced by a coin's) shows whether the mechanism carries the method's gain.
 
 Example:
     >>> sweetrl compare --config quick --seeds 0,1,2 --out runs/quick   # pools at the end
@@ -26,13 +27,13 @@ from typing import Any
 
 from agents.evaluation import SIMILARITY_MARGIN
 from agents.seed_interval import MAX_PLANNED_SEEDS, PLANNING_POWER
-from benchmarks.harness.controls import SOURCE, is_control
 from benchmarks.harness.outcomes import outcome_buffer
+from benchmarks.harness.policies import ZERO_SHOT
 from benchmarks.harness.report import (
-    LABELS,
     format_value,
     is_frontend,
     json_safe,
+    label_of,
     paired_cell,
 )
 from sweetrl_gym.trajectory import TrajectoryBuffer
@@ -51,16 +52,16 @@ def pool_runs(run_dirs: Sequence[str | Path], *, seed: int = 0) -> dict[str, Any
         seed: Seed of the bootstrap (one run only).
 
     Returns:
-        ``{"runs", "seeds", "base", "metric", "methods", "left_out",
-        "turn_pair_signal"}``; ``metric``
-        is what the methods are judged on: ``similarity`` on Frontend runs, else
-        ``success_rate``. Per method: that metric per run (``<metric>``) and their mean
-        (``mean_<metric>``), ``control`` (a diagnostic of SWEET-RL),
-        ``versus_base`` per run (from each run's report), ``pooled`` (against the base,
-        :func:`agents.pooled_paired_difference` over every run) and ``versus_sweet_rl``
-        (the same against SWEET-RL, when it was evaluated). ``left_out``: the methods some
-        runs evaluated and others did not (not pooled). ``turn_pair_signal``: per run,
-        SWEET-RL's turn pairs judged by the environment (``None`` where not measured).
+        ``{"runs", "seeds", "base", "metric", "labels", "methods", "left_out",
+        "diagnostics"}``; ``metric`` is what the methods are judged on: ``similarity`` on
+        Frontend runs, else ``success_rate``. Per method: that metric per run
+        (``<metric>``) and their mean (``mean_<metric>``), ``control`` (whether it is a
+        control of another method), ``versus_base`` per run (from each run's report),
+        ``pooled`` (against the base, :func:`agents.pooled_paired_difference` over every
+        run) and ``versus_controlled`` (the same against each method a control of the run
+        controls). ``left_out``: the methods some runs evaluated and others did not (not
+        pooled). ``diagnostics``: per method that reports one, its one-line summary per
+        run (``""`` where it has none).
 
     Raises:
         ValueError: If fewer than two runs are given, a run is unfinished, or the runs'
@@ -83,37 +84,47 @@ def pool_runs(run_dirs: Sequence[str | Path], *, seed: int = 0) -> dict[str, Any
     names = [m for m in evaluated[0] if all(m in names for names in evaluated[1:])]
     left_out = sorted({m for names_run in evaluated for m in names_run} - set(names))
 
-    # Each method's episodes per run, read once: the base and SWEET-RL pair with many.
+    # Each method's episodes per run, read once: the base and a controlled method pair
+    # with many.
     episodes = {name: [_episodes(d, r, name) for d, r in zip(dirs, results)] for name in names}
 
     def versus(name: str, other: str) -> dict[str, float]:
         return pooled_paired_difference(list(zip(episodes[name], episodes[other])), seed=seed)
 
+    def fit(name: str, run: Mapping[str, Any]) -> Mapping[str, Any]:
+        return (run["methods"].get(name) or {}).get("fit") or {}
+
+    # A method some control controls: every other method is set against it too.
+    controlled = [c for c in dict.fromkeys(fit(n, results[0]).get("controls") for n in names) if c]
+    controlled = [c for c in controlled if c in names and c != base]
     methods: dict[str, Any] = {}
     for name in names:
         values = [float(r["methods"][name]["eval"][metric]) for r in results]
         entry: dict[str, Any] = {
             metric: values,
             f"mean_{metric}": sum(values) / len(values),
-            "control": is_control(name),
+            "control": bool(fit(name, results[0]).get("controls")),
         }
         if name != base:
             entry["versus_base"] = [r["methods"][name].get("versus_base") for r in results]
             entry["pooled"] = versus(name, base)
-        if SOURCE in names and name not in (SOURCE, base, "zero-shot"):
-            entry["versus_sweet_rl"] = versus(name, SOURCE)
+        against = {c: versus(name, c) for c in controlled if name not in (c, base, ZERO_SHOT)}
+        if against:
+            entry["versus_controlled"] = against
         methods[name] = entry
-    signal = [
-        ((r["methods"].get(SOURCE) or {}).get("fit") or {}).get("turn_pair_signal") for r in results
-    ]
+    summaries = {
+        name: [(fit(name, r).get("diagnostics") or {}).get("summary") or "" for r in results]
+        for name in dict.fromkeys([*names, *left_out])
+    }
     return {
         "runs": [str(d) for d in dirs],
         "seeds": [r["config"]["seed"] for r in results],
         "base": base,
         "metric": metric,
+        "labels": {name: label_of(results[0], name) for name in [*names, *left_out]},
         "methods": methods,
         "left_out": left_out,
-        "turn_pair_signal": signal,
+        "diagnostics": {name: lines for name, lines in summaries.items() if any(lines)},
     }
 
 
@@ -121,7 +132,12 @@ def render_pooled(pooled: Mapping[str, Any]) -> str:
     """Return the pooled comparison as Markdown: a line per seed, pooled verdicts."""
     seeds = pooled["seeds"]
     base = pooled["base"]
-    base_label = LABELS.get(base, base)
+    labels = pooled.get("labels") or {}
+
+    def label(name: str) -> str:
+        return labels.get(name, name)
+
+    base_label = label(base)
     metric = pooled.get("metric", "success_rate")
     title = "mean similarity" if metric == "similarity" else "success rate"
     frontend = metric == "similarity"
@@ -131,7 +147,8 @@ def render_pooled(pooled: Mapping[str, Any]) -> str:
         "Per seed: the paired 95% interval over tasks (the evaluation's noise). Pooled: the "
         "95% interval over seeds x tasks, which holds the training's seed-to-seed spread too "
         "(Student t, Satterthwaite's degrees of freedom); seed sd: the estimated spread of the "
-        "difference between seeds. Controls are diagnostics of SWEET-RL, not methods."
+        "difference between seeds. Controls are diagnostics of the method they control, not "
+        "methods."
         + (
             f" A (seed, task) is gained or lost when its similarity moves by more than "
             f"{SIMILARITY_MARGIN:g}; the win rate counts a move within it as half a win."
@@ -148,7 +165,7 @@ def render_pooled(pooled: Mapping[str, Any]) -> str:
         values = " / ".join(format_value(v, metric) for v in entry[metric])
         per_seed = " / ".join(paired_cell(v, metric) for v in entry.get("versus_base") or [])
         row = (
-            f"| {LABELS.get(name, name)} | {values} | "
+            f"| {label(name)} | {values} | "
             f"{format_value(entry[f'mean_{metric}'], metric)} "
             f"| {per_seed or '—'} | {_pooled_cell(entry.get('pooled'), metric)} "
             f"| {_seed_sd(entry.get('pooled'), metric)} |"
@@ -161,22 +178,19 @@ def render_pooled(pooled: Mapping[str, Any]) -> str:
         lines += [
             "",
             "Not evaluated in every run, so not pooled: "
-            + ", ".join(LABELS.get(name, name) for name in left_out)
+            + ", ".join(label(name) for name in left_out)
             + ".",
         ]
     lines += ["", "Verdicts (pooled; a real difference only when the interval excludes 0):", ""]
     for name, entry in pooled["methods"].items():
-        for key, other in (("pooled", base_label), ("versus_sweet_rl", "SWEET-RL")):
-            if entry.get(key):
-                verdict = _verdict(entry[key], metric)
-                lines.append(f"- {LABELS.get(name, name)} vs {other}: {verdict}")
-    signals = pooled.get("turn_pair_signal") or []
-    if any(signals):
-        lines += [
-            "",
-            "SWEET-RL's turn pairs judged by the environment, per seed (chosen better / "
-            "worse / as good): " + "; ".join(_signal(s) for s in signals) + ".",
-        ]
+        against = [(base_label, entry.get("pooled"))]
+        against += [(label(c), v) for c, v in (entry.get("versus_controlled") or {}).items()]
+        for other, result in against:
+            if result:
+                lines.append(f"- {label(name)} vs {other}: {_verdict(result, metric)}")
+    for name, summaries in (pooled.get("diagnostics") or {}).items():
+        per_seed = "; ".join(summary or "not measured" for summary in summaries)
+        lines += ["", f"{label(name)}, per seed: {per_seed}."]
     return "\n".join(lines) + "\n"
 
 
@@ -228,16 +242,6 @@ def _seeds_needed(versus: Mapping[str, Any], metric: str) -> str:
     return (
         f"; were the difference this size, about {needed:.0f} seeds at this spread would "
         f"show it ({PLANNING_POWER:.0%} power)"
-    )
-
-
-def _signal(counts: Any) -> str:
-    if not isinstance(counts, Mapping):
-        return "not measured"
-    return (
-        f"questions {counts['chosen_obtains_more']} / {counts['chosen_obtains_fewer']} / "
-        f"{counts['same']}, answers {counts['chosen_passes_more']} / "
-        f"{counts['chosen_passes_fewer']} / {counts['same_tests']}"
     )
 
 

@@ -29,18 +29,19 @@ from typing import Any
 
 from agents.evaluation import SIMILARITY_MARGIN
 from benchmarks.harness.panel import write_page_panel
+from benchmarks.harness.policies import WARM_START, ZERO_SHOT
 from benchmarks.machine import machine_summary
 from sweetrl_gym.atomic_write import write_atomically
 
 __all__ = [
     "baseline_of",
     "compare_to_baseline",
-    "critic_example_table",
     "environment_versions",
     "format_table",
     "format_value",
     "is_frontend",
     "json_safe",
+    "label_of",
     "main_metric",
     "paired_cell",
     "render_markdown",
@@ -50,19 +51,10 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-BASELINE = "zero-shot"
-# The paper's names for the methods; an unknown method shows its own name.
-LABELS = {
-    "zero-shot": "Zero-shot",
-    "warm-start": "Warm start (BC)",
-    "rft": "RFT",
-    "mt-dpo": "MT-DPO",
-    "archer": "ArCHer",
-    "sweet-rl": "SWEET-RL",
-    "sweet-rl-random": "Control: SWEET-RL, pairs ranked at random",
-    "sweet-rl-env": "Control: SWEET-RL, pairs ranked by the environment",
-    "sweet-rl-nll": "Control: SWEET-RL, NLL on the chosen alone",
-}
+BASELINE = ZERO_SHOT
+# How reports show the harness's own rows; a trained method shows the label its fit
+# recorded (its class's), else its name.
+LABELS = {ZERO_SHOT: "Zero-shot", WARM_START: "Warm start (BC)"}
 # Evaluation metrics in table order: (key, column title, kind).
 _METRICS = (
     ("success_rate", "Success rate", "percent"),
@@ -116,12 +108,16 @@ def write_report(results: Mapping[str, Any], out: str | Path) -> None:
 
 
 def _page_panel(results: Mapping[str, Any], out: Path) -> list[str]:
-    """Frontend runs: the picture panel of the baseline's and SWEET-RL's final pages."""
+    """Frontend runs: the picture panel of the baseline's and the best method's final pages."""
     if not is_frontend(results):
         return []
-    shown = [name for name in (results.get("base"), "sweet-rl") if name in _method_order(results)]
+    base = results.get("base")
+    scored = [(e.get("similarity"), name) for name, e in _evals(results) if name != base]
+    scored = [(value, name) for value, name in scored if _number(value) is not None]
+    best = [max(scored)[1]] if scored else []
+    shown = [name for name in (base, *best) if name in _method_order(results)]
     try:
-        panel = write_page_panel(out, shown, [_label(name) for name in shown])
+        panel = write_page_panel(out, shown, [label_of(results, name) for name in shown])
     except (ImportError, RuntimeError) as err:  # no renderer here: the numbers stand alone
         logger.warning("no picture panel of the final pages: %s", err)
         return []
@@ -211,7 +207,9 @@ def format_table(results: Mapping[str, Any]) -> str:
         isinstance((results.get("methods", {}).get(n) or {}).get("versus_base"), Mapping)
         for n in _method_order(results)
     )
-    versus = [f"{_TITLE[main]} vs {_lower(_label(base))} [95% paired CI]"] if paired else []
+    versus = (
+        [f"{_TITLE[main]} vs {_lower(label_of(results, base))} [95% paired CI]"] if paired else []
+    )
     header = ["Method", *titles, *versus, "Trained in"]
     rows = [header, ["---"] * len(header)]
     for name in _method_order(results):
@@ -230,49 +228,8 @@ def format_table(results: Mapping[str, Any]) -> str:
         cells += [_DASH] * (len(titles) - len(cells))
         if paired:
             cells.append(paired_cell(entry.get("versus_base"), main))
-        rows.append([_label(name), *cells, trained_in])
+        rows.append([label_of(results, name), *cells, trained_in])
     return "\n".join("| " + " | ".join(_cell(c) for c in row) + " |" for row in rows) + "\n"
-
-
-def critic_example_table(example: Mapping[str, Any]) -> str:
-    """Return a Markdown table of one dialogue's turns beside the critic's advantages.
-
-    ``example`` is ``results["critic_example"]``: a successful training episode of a task
-    that other samples failed (Frontend: the task's best page, other samples' lower by more
-    than the margin); a fact marked * is one a worse sample never learned.
-    """
-    if example.get("frontend"):
-        what = (
-            "the base policy's best page of a task where other samples' pages scored lower "
-            f"by more than {SIMILARITY_MARGIN:g}. Facts (the design the human stated) marked "
-            "* are ones a lower-scoring sample never heard"
-        )
-    else:
-        what = (
-            "a success of the base policy on a task where other samples failed. Facts "
-            "marked * are ones a failed sample never learned"
-        )
-    lines = [
-        f"Task `{example.get('task_id')}`, {what}: the turns that obtained them are the "
-        "ones credit assignment should reward.\n",
-        "| Turn | Agent | Human | Facts told | Advantage |",
-        "| --- | --- | --- | --- | --- |",
-    ]
-    for index, row in enumerate(example.get("turns") or [], start=1):
-        missed = set(row.get("missed_by_failures") or [])
-        facts = ", ".join(
-            f"{key}*" if key in missed else key for key in row.get("facts_told") or []
-        )
-        advantage = _number(row.get("advantage"))
-        cells = [
-            str(index),
-            _clip(row.get("action", "")),
-            _clip(row.get("reply", "")),
-            facts or _DASH,
-            _DASH if advantage is None else f"{advantage:+.4f}",
-        ]
-        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
-    return "\n".join(lines) + "\n"
 
 
 def _clip(text: Any, limit: int = 90) -> str:
@@ -308,7 +265,7 @@ def compare_to_baseline(results: Mapping[str, Any], baseline: str | None = None)
             continue
         if fit.get("status") != "trained":
             continue
-        head = f"{_label(name)} vs {_lower(_label(baseline))}"
+        head = f"{label_of(results, name)} vs {_lower(label_of(results, baseline))}"
         value = _number(evals.get(name, {}).get(metric))
         if value is None:
             lines.append(f"{head}: not evaluated")
@@ -354,7 +311,7 @@ def render_markdown(results: Mapping[str, Any], plots: Sequence[str] = ()) -> st
     if comparisons:
         metric = main_metric(results)
         why = " (no method succeeds on any task)" if metric == "tests_passed" else ""
-        base = _lower(_label(baseline_of(results)))
+        base = _lower(label_of(results, baseline_of(results)))
         parts.append(f"Against {base}, on {_TITLE[metric].lower()}{why}:\n")
         parts.append("".join(f"- {line}\n" for line in comparisons))
     training = _training_table(results)
@@ -365,13 +322,12 @@ def render_markdown(results: Mapping[str, Any], plots: Sequence[str] = ()) -> st
         parts.append(
             "Training curves of every step: `tensorboard --logdir methods` in this folder.\n"
         )
-    signal = _pair_signal_line(results)
-    if signal:
-        parts.append(signal)
-    example = results.get("critic_example")
-    if isinstance(example, Mapping) and example.get("turns"):
-        parts.append("## SWEET-RL's critic on one dialogue\n")
-        parts.append(critic_example_table(example))
+    for name in _method_order(results):  # what each method reports of its own fit
+        fit = (results.get("methods") or {}).get(name, {}).get("fit") or {}
+        markdown = (fit.get("diagnostics") or {}).get("markdown")
+        if markdown:
+            parts.append(f"## {label_of(results, name)}: diagnostics\n")
+            parts.append(markdown)
     if plots:
         parts.append("## Plots\n")
         parts.append("\n".join(f"![{Path(p).stem}]({p})" for p in plots) + "\n")
@@ -400,6 +356,9 @@ def write_plots(results: Mapping[str, Any], out: str | Path) -> list[str]:
     order = _method_order(results)
     colors = {name: f"C{index % 10}" for index, name in enumerate(order)}
 
+    def label(name: str) -> str:
+        return label_of(results, name)
+
     def save(fig: Any, filename: str) -> str:
         # Figures are drawn on their own Agg canvas: no pyplot state, no backend switch
         # for the rest of the process, nothing left open.
@@ -415,26 +374,26 @@ def write_plots(results: Mapping[str, Any], out: str | Path) -> list[str]:
         if not points:
             continue
         fig = Figure(figsize=(6, 4), dpi=100)
-        _metric_bars(fig.add_subplot(), metric, points, colors)
+        _metric_bars(fig.add_subplot(), metric, points, colors, label)
         written.append(save(fig, f"{metric}.png"))
 
     stages = _stage_points(results, main_metric(results))
     if stages:
         fig = Figure(figsize=(6, 4), dpi=100)
-        _stage_lines(fig.add_subplot(), main_metric(results), stages, colors)
+        _stage_lines(fig.add_subplot(), main_metric(results), stages, colors, label)
         written.append(save(fig, "learning_progress.png"))
 
     accuracies = _training_values(results, lambda key: "accuracy" in key)
     if accuracies:
         fig = Figure(figsize=(6, 4), dpi=100)
-        _accuracy_bars(fig.add_subplot(), accuracies)
+        _accuracy_bars(fig.add_subplot(), accuracies, label)
         written.append(save(fig, "critic_accuracy.png"))
 
     curves = _loss_curves(results)
     if curves:
         rows = math.ceil(len(curves) / 2)
         fig = Figure(figsize=(6, 2.5 * rows + 0.5), dpi=100)
-        _loss_panels(fig, curves)
+        _loss_panels(fig, curves, label)
         written.append(save(fig, "training_curves.png"))
     return written
 
@@ -447,7 +406,7 @@ def _method_order(results: Mapping[str, Any]) -> list[str]:
     config = results.get("config") or {}
     run = list((config.get("methods") or {}).get("run") or [])
     methods = results.get("methods") or {}
-    first = [m for m in (BASELINE, "warm-start") if m in methods]
+    first = [m for m in (BASELINE, WARM_START) if m in methods]
     rest = [m for m in run if m in methods and m not in first]
     return first + rest + [m for m in methods if m not in first and m not in rest]
 
@@ -587,8 +546,10 @@ def _count(number: Any, noun: str) -> str:
     return f"{number if number is not None else '?'} {noun}{'' if number == 1 else 's'}"
 
 
-def _label(name: str) -> str:
-    return LABELS.get(name, name)
+def label_of(results: Mapping[str, Any], name: str) -> str:
+    """Return how the report shows method ``name``: its recorded label, else its name."""
+    fit = ((results.get("methods") or {}).get(name) or {}).get("fit") or {}
+    return LABELS.get(name) or fit.get("label") or name
 
 
 def _setup(results: Mapping[str, Any]) -> str:
@@ -678,7 +639,7 @@ def _stage_times(times: Any) -> str:
         if kind == "collect":
             if name == "train":
                 what = "training episodes"
-            elif name == "warm-start":
+            elif name == WARM_START:
                 what = "the warm start's demonstrations"
             else:
                 what = f"{name} demonstrations"
@@ -716,36 +677,6 @@ def _training_values(
     return values
 
 
-def _pair_signal_line(results: Mapping[str, Any]) -> str:
-    """Say how many of SWEET-RL's turn pairs the environment bears out."""
-    fit = ((results.get("methods") or {}).get("sweet-rl") or {}).get("fit") or {}
-    c = fit.get("turn_pair_signal")
-    if not isinstance(c, Mapping) or not (c.get("question_pairs") or c.get("answer_pairs")):
-        return ""
-    if is_frontend(results):
-        return (
-            f"SWEET-RL's turn pairs, checked against the environment: of {c['question_pairs']} "
-            f"pairs of two messages without a page, the chosen one obtains more untold design "
-            f"facts from the simulated human in {c['chosen_obtains_more']}, fewer in "
-            f"{c['chosen_obtains_fewer']} and as many in {c['same']}; of {c['answer_pairs']} "
-            f"pairs of two pages, the chosen page is closer to the target (by more than "
-            f"{SIMILARITY_MARGIN:g}) in {c['chosen_passes_more']}, farther in "
-            f"{c['chosen_passes_fewer']} and as close in {c['same_tests']}; "
-            f"{c['mixed_pairs']} pairs oppose a page to a message without one (not judged). "
-            "Pairs that do as well carry no signal.\n"
-        )
-    return (
-        f"SWEET-RL's turn pairs, checked against the environment: of {c['question_pairs']} "
-        f"pairs of two questions, the chosen question obtains more untold facts that matter "
-        f"from the simulated human in {c['chosen_obtains_more']}, fewer in "
-        f"{c['chosen_obtains_fewer']} and as many in {c['same']}; of {c['answer_pairs']} "
-        f"pairs of two answers, the chosen answer passes more hidden tests in "
-        f"{c['chosen_passes_more']}, fewer in {c['chosen_passes_fewer']} and as many in "
-        f"{c['same_tests']}; {c['mixed_pairs']} pairs oppose a question to an answer (not "
-        "judged). Pairs that do as well carry no signal.\n"
-    )
-
-
 def _training_table(results: Mapping[str, Any]) -> str:
     fits = _fit_metrics(results)
     keys = sorted({k for _, m in fits for k in m if "accuracy" in k})
@@ -762,7 +693,7 @@ def _training_table(results: Mapping[str, Any]) -> str:
                 cells.append(_DASH)
             else:
                 cells.append(f"{value * 100:.1f}%" if "accuracy" in key else f"{value:.4g}")
-        rows.append([_label(name), *cells])
+        rows.append([label_of(results, name), *cells])
     return "\n".join("| " + " | ".join(_cell(c) for c in row) + " |" for row in rows) + "\n"
 
 
@@ -787,7 +718,11 @@ def _loss_curves(results: Mapping[str, Any]) -> dict[str, dict[str, list[tuple[f
 
 
 def _metric_bars(
-    ax: Any, metric: str, points: list[tuple[str, Mapping[str, Any]]], colors: dict[str, str]
+    ax: Any,
+    metric: str,
+    points: list[tuple[str, Mapping[str, Any]]],
+    colors: dict[str, str],
+    label: Callable[[str], str],
 ) -> None:
     kind = _KIND[metric]
     scale = 100.0 if kind == "percent" else 1.0
@@ -800,7 +735,7 @@ def _metric_bars(
         )
         below.append(max(0.0, value - low))
         above.append(max(0.0, high - value))
-    names = [_label(n) for n, _ in points]
+    names = [label(n) for n, _ in points]
     bars = ax.bar(
         names,
         values,
@@ -837,7 +772,7 @@ def _stage_points(
     Empty without a warm start (there is then one stage of training only).
     """
     evals = dict(_evals(results))
-    raw, warm = evals.get(BASELINE), evals.get("warm-start")
+    raw, warm = evals.get(BASELINE), evals.get(WARM_START)
     if raw is None or warm is None or _number(warm.get(metric)) is None:
         return {}
 
@@ -847,9 +782,9 @@ def _stage_points(
         return value, low, high
 
     start = [point(raw), point(warm)]
-    lines = {"warm-start": start}
+    lines = {WARM_START: start}
     for name, evaluation in evals.items():
-        if name not in (BASELINE, "warm-start") and _number(evaluation.get(metric)) is not None:
+        if name not in (BASELINE, WARM_START) and _number(evaluation.get(metric)) is not None:
             lines[name] = [*start, point(evaluation)]
     return lines
 
@@ -859,6 +794,7 @@ def _stage_lines(
     metric: str,
     lines: dict[str, list[tuple[float, float, float]]],
     colors: dict[str, str],
+    label: Callable[[str], str],
 ) -> None:
     """Draw each method's metric at each stage of its training, with 95% intervals."""
     scale = 100.0 if _KIND[metric] == "percent" else 1.0
@@ -876,7 +812,7 @@ def _stage_lines(
             yerr=errors,
             marker="o",
             capsize=3,
-            label=_label(name),
+            label=label(name),
             color=colors.get(name),
         )
     ax.set_xticks(range(3), ["raw model", "warm start (BC)", "after RL"])
@@ -888,7 +824,9 @@ def _stage_lines(
     ax.grid(axis="y", alpha=0.3)
 
 
-def _accuracy_bars(ax: Any, accuracies: dict[str, dict[str, float]]) -> None:
+def _accuracy_bars(
+    ax: Any, accuracies: dict[str, dict[str, float]], label: Callable[[str], str]
+) -> None:
     """Draw grouped bars: methods on the x axis, one colour per accuracy metric."""
     keys = sorted({k for values in accuracies.values() for k in values})
     width = min(0.25, 0.8 / len(keys))
@@ -900,7 +838,7 @@ def _accuracy_bars(ax: Any, accuracies: dict[str, dict[str, float]]) -> None:
                 heights.append(values[key] * 100)
         bars = ax.bar(xs, heights, width=width, color=f"C{index % 10}", label=key)
         ax.bar_label(bars, labels=[f"{h:.0f}%" for h in heights], padding=1, fontsize=7)
-    ax.set_xticks(range(len(accuracies)), [_label(n) for n in accuracies])
+    ax.set_xticks(range(len(accuracies)), [label(n) for n in accuracies])
     ax.set_xlim(-0.6, len(accuracies) - 0.4)
     ax.axhline(50, color="grey", linestyle="--", linewidth=0.8)  # chance, for pairs
     ax.set_ylim(0, 100 + 12 * len(keys))  # headroom for the legend above the bars
@@ -911,7 +849,11 @@ def _accuracy_bars(ax: Any, accuracies: dict[str, dict[str, float]]) -> None:
     ax.grid(axis="y", alpha=0.3)
 
 
-def _loss_panels(fig: Any, curves: dict[str, dict[str, list[tuple[float, float]]]]) -> None:
+def _loss_panels(
+    fig: Any,
+    curves: dict[str, dict[str, list[tuple[float, float]]]],
+    label: Callable[[str], str],
+) -> None:
     """Draw one panel per method (two columns); a tag has one colour in every panel."""
     rows, columns = math.ceil(len(curves) / 2), min(2, len(curves))
     axes = fig.subplots(rows, columns, squeeze=False).ravel()
@@ -922,7 +864,7 @@ def _loss_panels(fig: Any, curves: dict[str, dict[str, list[tuple[float, float]]
             steps, values = zip(*sorted(points))
             marker = "." if len(steps) < 20 else None
             ax.plot(steps, values, label=tag, color=colors[tag], linewidth=1.2, marker=marker)
-        ax.set_title(_label(name), fontsize=10)
+        ax.set_title(label(name), fontsize=10)
         ax.set_xlabel("step", fontsize=8)
         ax.tick_params(labelsize=8)
         ax.grid(alpha=0.3)

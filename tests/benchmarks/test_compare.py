@@ -59,7 +59,7 @@ def test_compare_smoke_end_to_end_over_seeds_and_resume(tmp_path, capsys):
     assert results["methods"]["sweet-rl"]["fit"]["metrics"]["critic/train_pair_accuracy"] >= 0.5
     # Every turn pair of SWEET-RL is judged against the simulated human (or is an answer's).
     sweet = results["methods"]["sweet-rl"]["fit"]
-    signal = sweet["turn_pair_signal"]
+    signal = sweet["diagnostics"]["record"]["turn_pair_signal"]
     assert signal["unknown_task"] == 0
     kinds = signal["question_pairs"] + signal["answer_pairs"] + signal["mixed_pairs"]
     assert kinds == sweet["metrics"]["train/num_pairs"]
@@ -106,8 +106,9 @@ def test_compare_smoke_end_to_end_over_seeds_and_resume(tmp_path, capsys):
         assert pooled["methods"][name]["control"] == name.startswith("sweet-rl-")
         needed = versus["success_rate_seeds_needed"]
         assert needed is None or needed >= 2, name
-    assert "versus_sweet_rl" in pooled["methods"]["sweet-rl-random"]
-    assert "versus_sweet_rl" not in pooled["methods"]["sweet-rl"]
+    assert "sweet-rl" in pooled["methods"]["sweet-rl-random"]["versus_controlled"]
+    assert "sweet-rl" in pooled["methods"]["rft"]["versus_controlled"]
+    assert "versus_controlled" not in pooled["methods"]["sweet-rl"]
     report = (whole / "pooled.md").read_text()
     assert "Control: SWEET-RL, pairs ranked at random vs SWEET-RL:" in report
     # Every verdict that is not measurable says what a measurement would take.
@@ -195,10 +196,13 @@ def test_compare_smoke_end_to_end_over_seeds_and_resume(tmp_path, capsys):
     assert len(pairs) == sweet["metrics"]["train/num_pairs"]
     assert {"messages", "chosen", "rejected", "task_id"} <= set(pairs[0])
     coin = methods["sweet-rl-random"]["fit"]
-    assert coin["pairs"]["source"] == coin["pairs"]["trained"] == len(pairs)
-    assert 0 <= coin["pairs"]["swapped"] <= len(pairs)
+    assert coin["controls"] == "sweet-rl" and coin["label"].startswith("Control: SWEET-RL")
+    counts = coin["diagnostics"]["record"]["pairs"]
+    assert counts["source"] == counts["trained"] == len(pairs)
+    assert 0 <= counts["swapped"] <= len(pairs)
     nll = methods["sweet-rl-nll"]["fit"]  # the critic's pairs as they are, NLL alone
-    assert nll["pairs"] == {"source": len(pairs), "trained": len(pairs), "swapped": 0}
+    counts = nll["diagnostics"]["record"]["pairs"]
+    assert counts == {"source": len(pairs), "trained": len(pairs), "swapped": 0}
     from algorithms import SweetRLConfig
 
     coef = results["config"]["methods"]["sweet-rl"].get("nll_coef", SweetRLConfig().nll_coef)
@@ -207,7 +211,8 @@ def test_compare_smoke_end_to_end_over_seeds_and_resume(tmp_path, capsys):
     kept = signal["chosen_obtains_more"] + signal["chosen_obtains_fewer"]
     kept += signal["chosen_passes_more"] + signal["chosen_passes_fewer"]
     if kept:  # the pairs the environment tells apart, the worse ones turned round
-        assert env["pairs"]["trained"] == kept and env["pairs"]["swapped"] <= kept
+        counts = env["diagnostics"]["record"]["pairs"]
+        assert counts["trained"] == kept and counts["swapped"] <= kept
     else:
         assert env["status"] == "skipped" and "no turn pair" in env["reason"]
 
@@ -216,7 +221,7 @@ def test_compare_smoke_end_to_end_over_seeds_and_resume(tmp_path, capsys):
     for name in ("sweet-rl-random", "sweet-rl-nll"):
         control = out / "methods" / name
         kept = json.loads((control / "turn_pairs.json").read_text())
-        assert len(kept) == methods[name]["fit"]["pairs"]["trained"], name
+        assert len(kept) == methods[name]["fit"]["diagnostics"]["record"]["pairs"]["trained"]
         assert list((control / "run" / "tensorboard").rglob("events.out.tfevents*")), name
     from safetensors.torch import load_file
 
@@ -228,7 +233,7 @@ def test_compare_smoke_end_to_end_over_seeds_and_resume(tmp_path, capsys):
     shutil.rmtree(coin_dir / "model")
     assert main([*command, "--no-progress"]) == 0
     again = json.loads((coin_dir / "fit.json").read_text())
-    assert again["metrics"] == coin["metrics"] and again["pairs"] == coin["pairs"]
+    assert again["metrics"] == coin["metrics"] and again["diagnostics"] == coin["diagnostics"]
     assert coin["history"] and again["history"] == coin["history"]  # kept in its run
     # Restored from its run, not trained again: the stage's weights were only read.
     assert stages and {p: p.stat().st_mtime_ns for p in stages} == stages
@@ -304,10 +309,15 @@ def test_seeds_run_at_once_each_in_its_own_process_with_its_own_log(tmp_path, ca
     assert "--parallel runs several seeds at once" in capsys.readouterr().err
 
 
-def test_controls_rank_sweet_rl_pairs_by_a_coin_or_the_environment():
-    from agents import OracleAgent, collect
+def test_controls_rank_sweet_rl_pairs_by_a_coin_or_the_environment(tmp_path):
+    from agents import OracleAgent, TransformersAgent, collect
+    from algorithms import Algorithm, FitContext
     from algorithms.pairs import TurnPair
-    from benchmarks.harness.controls import control_pairs
+    from tests.tiny_lm import make_tiny_lm
+
+    def control_pairs(name, pairs, buffer, seed):
+        control = Algorithm.named(name)(TransformersAgent(*make_tiny_lm(seed=0), device="cpu"))
+        return control.rank(pairs, FitContext(buffer=buffer, directory=tmp_path, seed=seed))
 
     kwargs = env_kwargs(load_config("smoke"), "train")
     buffer = collect("ColBench-Backend-v0", OracleAgent(max_turns=2), 1, env_kwargs=kwargs)
@@ -327,8 +337,6 @@ def test_controls_rank_sweet_rl_pairs_by_a_coin_or_the_environment():
     assert control_pairs("sweet-rl-random", pairs, buffer, seed=0) == coin  # seeded
     ranked = control_pairs("sweet-rl-env", pairs, buffer, seed=0)
     assert len(ranked) == 20 and all(p.chosen == right for p in ranked)
-    with pytest.raises(ValueError, match="no control"):
-        control_pairs("sweet-rl-oracle", pairs, buffer, seed=0)
 
 
 def test_bundled_configs_load_and_bad_overrides_are_clear():
@@ -341,10 +349,11 @@ def test_bundled_configs_load_and_bad_overrides_are_clear():
         load_config("smoke", ["data.train_taks=9"])
     with pytest.raises(ConfigError, match=r"methods\.run"):
         load_config("smoke", ["methods.run=['zero-shot', 'ppo']"])
-    with pytest.raises(ConfigError, match="add 'sweet-rl'"):
-        load_config("smoke", ["methods.run=['rft', 'sweet-rl-random']"])
-    with pytest.raises(ConfigError, match=r"\[methods.sweet-rl\]"):
-        load_config("smoke", ["methods.sweet-rl-env.nll_coef=0.5"])
+    # A control needs the method it controls, and trains with that method's settings.
+    with pytest.raises(ValueError, match="a control of 'sweet-rl': add 'sweet-rl'"):
+        check_training_settings(load_config("smoke", ["methods.run=['rft', 'sweet-rl-random']"]))
+    with pytest.raises(ValueError, match=r"set them in \[methods.sweet-rl\]"):
+        check_training_settings(load_config("smoke", ["methods.sweet-rl-env.nll_coef=0.5"]))
     with pytest.raises(ConfigError, match="seed twice"):
         load_config("smoke", ["seeds=[0, 0]"])
     assert load_config("quick")["seeds"] == [0, 1, 2]
@@ -532,7 +541,12 @@ def test_a_fit_is_skipped_only_when_the_buffer_has_nothing_for_the_method(tmp_pa
 
     monkeypatch.setattr(RejectionFT, "fit", fit("no success to imitate", NothingToFit))
     record = fit_method("rft", config, TrajectoryBuffer(), tmp_path / "nothing")
-    assert record == {"status": "skipped", "reason": "no success to imitate"}
+    assert record == {
+        "label": "RFT",
+        "controls": "",
+        "status": "skipped",
+        "reason": "no success to imitate",
+    }
     assert json.loads((tmp_path / "nothing" / "fit.json").read_text()) == record
 
     # Any other error of a fit is a failure: it stops the comparison, nothing is recorded.
@@ -562,7 +576,8 @@ def test_frontend_smoke_compares_every_method_on_similarity(tmp_path):
         assert versus["gained"] + versus["lost"] <= 4
     # Its turn pairs judged by the Frontend's environment (pages by similarity, questions
     # by the design facts told); the environment-ranked control trains on them or says why not.
-    signal = methods["sweet-rl"]["fit"]["turn_pair_signal"]
+    diagnostics = methods["sweet-rl"]["fit"]["diagnostics"]
+    signal = diagnostics["record"]["turn_pair_signal"]
     judged = signal["answer_pairs"] + signal["question_pairs"] + signal["mixed_pairs"]
     assert judged + signal["unknown_task"] > 0 and signal["unknown_task"] == 0
     assert methods["sweet-rl-env"]["fit"]["status"] in ("trained", "skipped")
@@ -572,7 +587,7 @@ def test_frontend_smoke_compares_every_method_on_similarity(tmp_path):
     ).read_text()
     assert "In light that the target page is: <html>" in critic_pairs and 'id=\\"' in critic_pairs
     # The critic on one dialogue: a task's best page, beside the design facts each reply told.
-    example = results["critic_example"]
+    example = diagnostics["record"]["critic_example"]
     assert example["frontend"] and len(example["turns"]) >= 2
     samples = TrajectoryBuffer.load(out / "data" / "train.jsonl")
     samples.extend(TrajectoryBuffer.load(out / "data" / "demonstrations-collaborator.jsonl"))
@@ -584,7 +599,8 @@ def test_frontend_smoke_compares_every_method_on_similarity(tmp_path):
     assert told and all(isinstance(row["advantage"], float) for row in example["turns"])
     assert {m for row in example["turns"] for m in row["missed_by_failures"]} <= set(told)
     report = (out / "results.md").read_text()
-    assert "SWEET-RL's critic on one dialogue" in report and "best page" in report
+    assert "## SWEET-RL: diagnostics" in report and "The critic on one dialogue" in report
+    assert "best page" in report
     assert "mean similarity" in report and "win rate" in report and "by more than 0.02" in report
     # The picture panel: per task (a row), the target, the warm start's and SWEET-RL's pages.
     assert "![pages](pages.png)" in report
@@ -647,3 +663,11 @@ def test_the_frontend_similarity_is_a_setting_checked_at_load():
     paper = load_config("paper-frontend")
     assert paper["env"]["similarity"] == "clip" and paper["env"]["simulator"] == "openai"
     assert paper["methods"]["sweet-rl"]["pair_success_only"] is False
+
+
+def test_env_similarity_is_the_environments_scorer():
+    from benchmarks.harness.compare import env_similarity
+    from sweetrl_gym.similarity import perceptual_similarity
+
+    assert env_similarity(load_config("smoke")) is None  # the Backend scores no pages
+    assert env_similarity(load_config("frontend-smoke")) is perceptual_similarity

@@ -11,8 +11,8 @@ from benchmarks.cli import main as sweetrl
 
 
 def test_every_drawn_pair_of_a_kind_is_counted_once_in_a_gap_half(tmp_path, capsys):
+    from algorithms.pair_signal import judge_turn_pairs
     from algorithms.pairs import TurnPair
-    from benchmarks.harness.pair_signal import judge_turn_pairs
     from sweetrl_gym import TrajectoryBuffer
 
     run = tmp_path / "smoke"

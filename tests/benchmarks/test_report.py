@@ -11,6 +11,9 @@ import sys
 import numpy as np
 import pytest
 
+from algorithms.critic_example import critic_example_table
+from algorithms.fit_context import Diagnostics
+from algorithms.pair_signal import pair_signal_text
 from benchmarks.harness import report
 
 RUN = ["zero-shot", "rft", "mt-dpo", "archer", "sweet-rl"]
@@ -40,6 +43,17 @@ def _history(*tags):
     return [[step, tag, 1.0 / (step + 1) + i] for step in range(5) for i, tag in enumerate(tags)]
 
 
+# The labels a comparison records with each fit (its class's).
+LABELS = {"rft": "RFT", "mt-dpo": "MT-DPO", "archer": "ArCHer", "sweet-rl": "SWEET-RL"}
+
+
+def _labelled(results):
+    for name, record in results["methods"].items():
+        if isinstance(record.get("fit"), dict) and name in LABELS:
+            record["fit"]["label"] = LABELS[name]
+    return results
+
+
 def backend_results():
     config = {
         "name": "quick",
@@ -52,54 +66,58 @@ def backend_results():
         "training": {},
         "methods": {"run": RUN, "rft": {"select": "best_of_k"}},
     }
-    return {
-        "name": "quick",
-        "config": config,
-        "seeds": {"comparison": 3, "collect": 3, "eval": 3},
-        "task_sets": {
-            "train": {"tasks": 200, "sha256": "0123456789abcdef" * 4},
-            "test": {"tasks": 100, "sha256": "fedcba9876543210" * 4},
-        },
-        "buffer": {"episodes": 600, "mean_reward": 0.31, "success_rate": 0.2},
-        "methods": {
-            "zero-shot": {
-                "eval": _eval((0.224, 0.180, 0.269), (0.41, 0.36, 0.46), (3.14, 2.9, 3.38)),
-                "fit": None,
+    return _labelled(
+        {
+            "name": "quick",
+            "config": config,
+            "seeds": {"comparison": 3, "collect": 3, "eval": 3},
+            "task_sets": {
+                "train": {"tasks": 200, "sha256": "0123456789abcdef" * 4},
+                "test": {"tasks": 100, "sha256": "fedcba9876543210" * 4},
             },
-            # Overlaps zero-shot's interval.
-            "rft": {
-                "eval": _eval((0.25, 0.20, 0.30), (0.45, 0.40, 0.50), (3.0, 2.8, 3.2)),
-                "fit": _fit(
-                    42.0, {"train/loss": 0.5123, "train/num_turns": 80.0}, _history("train/loss")
-                ),
+            "buffer": {"episodes": 600, "mean_reward": 0.31, "success_rate": 0.2},
+            "methods": {
+                "zero-shot": {
+                    "eval": _eval((0.224, 0.180, 0.269), (0.41, 0.36, 0.46), (3.14, 2.9, 3.38)),
+                    "fit": None,
+                },
+                # Overlaps zero-shot's interval.
+                "rft": {
+                    "eval": _eval((0.25, 0.20, 0.30), (0.45, 0.40, 0.50), (3.0, 2.8, 3.2)),
+                    "fit": _fit(
+                        42.0,
+                        {"train/loss": 0.5123, "train/num_turns": 80.0},
+                        _history("train/loss"),
+                    ),
+                },
+                "mt-dpo": {"eval": None, "fit": {"status": "skipped", "reason": LONG_REASON}},
+                "archer": {
+                    "eval": _eval((0.20, 0.15, 0.25), (0.40, 0.35, 0.45), (3.5, 3.2, 3.8)),
+                    "fit": _fit(
+                        125.0,
+                        {"critic/q_loss": float("nan"), "train/loss": 0.9},
+                        [*_history("critic/q_loss", "train/loss"), [5, "train/loss", float("nan")]],
+                    ),
+                },
+                # Clearly above zero-shot.
+                "sweet-rl": {
+                    "eval": _eval((0.35, 0.30, 0.40), (0.55, 0.50, 0.60), (2.5, 2.3, 2.7)),
+                    "fit": _fit(
+                        3725.0,
+                        {
+                            "critic/loss": 0.4,
+                            "critic/train_pair_accuracy": 0.9,
+                            "critic/heldout_pair_accuracy": 0.75,
+                            "train/reward_accuracy": 0.6,
+                            "train/loss": 0.3,
+                        },
+                        _history("critic/loss", "train/loss", "train/reward_accuracy"),
+                    ),
+                },
             },
-            "mt-dpo": {"eval": None, "fit": {"status": "skipped", "reason": LONG_REASON}},
-            "archer": {
-                "eval": _eval((0.20, 0.15, 0.25), (0.40, 0.35, 0.45), (3.5, 3.2, 3.8)),
-                "fit": _fit(
-                    125.0,
-                    {"critic/q_loss": float("nan"), "train/loss": 0.9},
-                    [*_history("critic/q_loss", "train/loss"), [5, "train/loss", float("nan")]],
-                ),
-            },
-            # Clearly above zero-shot.
-            "sweet-rl": {
-                "eval": _eval((0.35, 0.30, 0.40), (0.55, 0.50, 0.60), (2.5, 2.3, 2.7)),
-                "fit": _fit(
-                    3725.0,
-                    {
-                        "critic/loss": 0.4,
-                        "critic/train_pair_accuracy": 0.9,
-                        "critic/heldout_pair_accuracy": 0.75,
-                        "train/reward_accuracy": 0.6,
-                        "train/loss": 0.3,
-                    },
-                    _history("critic/loss", "train/loss", "train/reward_accuracy"),
-                ),
-            },
-        },
-        "seconds": 5000.0,
-    }
+            "seconds": 5000.0,
+        }
+    )
 
 
 def frontend_results():
@@ -122,7 +140,7 @@ def frontend_results():
             "fit": _fit(20.0, {"critic/loss": 0.7, "train/loss": 1.2}, _history("critic/loss")),
         },
     }
-    return results
+    return _labelled(results)
 
 
 def _open_png(path):
@@ -409,7 +427,7 @@ def warm_start_results():
             "lost": lost,
             "num_tasks": 100.0,
         }
-    results["critic_example"] = {
+    example = {
         "task_id": "backend-train-00042",
         "turns": [
             {
@@ -428,6 +446,9 @@ def warm_start_results():
             },
         ],
     }
+    markdown = "\n### The critic on one dialogue\n\n" + critic_example_table(example)
+    diagnostics = Diagnostics(record={"critic_example": example}, markdown=markdown)
+    results["methods"]["sweet-rl"]["fit"]["diagnostics"] = diagnostics.to_dict()
     return results
 
 
@@ -452,7 +473,7 @@ def test_a_warm_start_is_the_baseline_with_paired_intervals(tmp_path):
 
     report.write_report(results, tmp_path)
     markdown = (tmp_path / "results.md").read_text()
-    assert "## SWEET-RL's critic on one dialogue" in markdown
+    assert "## SWEET-RL: diagnostics" in markdown and "The critic on one dialogue" in markdown
     assert "| 1 | Is there a grace period? |" in markdown and "grace_days*" in markdown
     assert "+0.0123" in markdown
     assert _open_png(tmp_path / "learning_progress.png")[0] > 100
@@ -475,12 +496,12 @@ def test_a_frontend_comparison_counts_tasks_by_a_margin_and_gives_win_rates():
     results["task_sets"] = {"train": {"tasks": 4}, "test": {"tasks": 4}}
     results["buffer"] = {"episodes": 12, "mean_reward": 0.4567, "success_rate": 0.0}
     assert "(12 episodes, mean similarity 0.457)" in report._setup(results)
-    results["methods"]["sweet-rl"]["fit"]["turn_pair_signal"] = {
+    counts = {
         "question_pairs": 4, "chosen_obtains_more": 1, "chosen_obtains_fewer": 0, "same": 3,
         "answer_pairs": 6, "chosen_passes_more": 4, "chosen_passes_fewer": 1, "same_tests": 1,
         "mixed_pairs": 2, "unknown_task": 0,
     }  # fmt: skip
-    line = report._pair_signal_line(results)
+    line = pair_signal_text(counts, frontend=True)
     assert "of 6 pairs of two pages, the chosen page is closer to the target" in line
     assert "(by more than 0.02) in 4, farther in 1" in line and "tests" not in line
     (line,) = [x for x in report.compare_to_baseline(results) if x.startswith("SWEET-RL")]

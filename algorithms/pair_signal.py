@@ -17,7 +17,7 @@ alignment, sizes; the "question" kind).
 
 :func:`environment_ranked_pairs` keeps the pairs the environment tells apart, the better
 action chosen: SWEET-RL's policy step on them shows what a perfect critic would gain from
-the same candidates (the ``sweet-rl-env`` control, :mod:`benchmarks.harness.controls`).
+the same candidates (the ``sweet-rl-env`` control, :mod:`algorithms.controls`).
 """
 
 from __future__ import annotations
@@ -39,9 +39,10 @@ if TYPE_CHECKING:  # importing algorithms loads torch
 
 __all__ = [
     "COUNTS",
-    "env_similarity",
     "environment_ranked_pairs",
     "judge_turn_pairs",
+    "pair_signal_summary",
+    "pair_signal_text",
     "turn_pair_signal",
 ]
 
@@ -248,22 +249,6 @@ def environment_ranked_pairs(
     return ranked
 
 
-def env_similarity(config: Mapping[str, Any]) -> Similarity | None:
-    """Return the similarity a comparison's Frontend environment scores pages with.
-
-    Args:
-        config: A comparison's config (its ``env`` section).
-
-    Returns:
-        The scorer (``None`` for a Backend environment, which has none).
-
-    """
-    env = config["env"]
-    if env["id"] != "ColBench-Frontend-v0":
-        return None
-    return make_similarity(env["similarity"], clip_model=env["clip_model"] or None)
-
-
 def _verdict(chosen: int, rejected: int, *, prefix: str, same: str) -> str:
     if chosen == rejected:
         return same
@@ -278,3 +263,48 @@ def _facts_obtained(
     reply = human.reply(task, [*messages, {"role": "assistant", "content": question}])
     facts = task.facts or facts_from_reference(task.ground_truth, task.test_cases)
     return sum(f.matters and f.answer in reply and f.answer not in told for f in facts)
+
+
+def pair_signal_text(counts: Mapping[str, int], *, frontend: bool) -> str:
+    """Return a paragraph saying how many turn pairs the environment bears out.
+
+    Args:
+        counts: :func:`turn_pair_signal`'s result.
+        frontend: Whether the pairs are of pages (the Frontend) rather than code.
+
+    """
+    from agents.evaluation import SIMILARITY_MARGIN
+
+    c = counts
+    if frontend:
+        return (
+            f"SWEET-RL's turn pairs, checked against the environment: of {c['question_pairs']} "
+            f"pairs of two messages without a page, the chosen one obtains more untold design "
+            f"facts from the simulated human in {c['chosen_obtains_more']}, fewer in "
+            f"{c['chosen_obtains_fewer']} and as many in {c['same']}; of {c['answer_pairs']} "
+            f"pairs of two pages, the chosen page is closer to the target (by more than "
+            f"{SIMILARITY_MARGIN:g}) in {c['chosen_passes_more']}, farther in "
+            f"{c['chosen_passes_fewer']} and as close in {c['same_tests']}; "
+            f"{c['mixed_pairs']} pairs oppose a page to a message without one (not judged). "
+            "Pairs that do as well carry no signal.\n"
+        )
+    return (
+        f"SWEET-RL's turn pairs, checked against the environment: of {c['question_pairs']} "
+        f"pairs of two questions, the chosen question obtains more untold facts that matter "
+        f"from the simulated human in {c['chosen_obtains_more']}, fewer in "
+        f"{c['chosen_obtains_fewer']} and as many in {c['same']}; of {c['answer_pairs']} "
+        f"pairs of two answers, the chosen answer passes more hidden tests in "
+        f"{c['chosen_passes_more']}, fewer in {c['chosen_passes_fewer']} and as many in "
+        f"{c['same_tests']}; {c['mixed_pairs']} pairs oppose a question to an answer (not "
+        "judged). Pairs that do as well carry no signal.\n"
+    )
+
+
+def pair_signal_summary(counts: Mapping[str, int]) -> str:
+    """Return the counts in one line (chosen better / worse / as good), for pooled reports."""
+    return (
+        "turn pairs judged by the environment (chosen better / worse / as good): questions "
+        f"{counts['chosen_obtains_more']} / {counts['chosen_obtains_fewer']} / "
+        f"{counts['same']}, answers {counts['chosen_passes_more']} / "
+        f"{counts['chosen_passes_fewer']} / {counts['same_tests']}"
+    )

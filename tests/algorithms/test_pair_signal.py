@@ -1,12 +1,11 @@
 """SWEET-RL's turn pairs judged by the simulated human's own replies."""
 
-from algorithms.pairs import TurnPair
-from benchmarks.harness.pair_signal import (
-    env_similarity,
+from algorithms.pair_signal import (
     environment_ranked_pairs,
     judge_turn_pairs,
     turn_pair_signal,
 )
+from algorithms.pairs import TurnPair
 from sweetrl_gym.trajectory import Trajectory
 from tests.conftest import make_tasks
 
@@ -158,11 +157,3 @@ def test_frontend_pairs_are_judged_by_similarity_and_by_the_design_facts_told():
     assert verdicts == ["chosen_passes_fewer", "chosen_passes_more", "same_tests"]
     ranked = environment_ranked_pairs(pairs[:2], buffer, similarity=prefers_blank)
     assert [(p.chosen, p.rejected) for p in ranked] == [(blank, close), (blank, close)]
-
-
-def test_env_similarity_is_the_environments_scorer():
-    from benchmarks.harness.experiment_config import load_config
-    from sweetrl_gym.similarity import perceptual_similarity
-
-    assert env_similarity(load_config("smoke")) is None  # the Backend scores no pages
-    assert env_similarity(load_config("frontend-smoke")) is perceptual_similarity

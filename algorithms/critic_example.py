@@ -1,66 +1,104 @@
 """SWEET-RL's critic on one training dialogue: each turn's advantage beside what it obtained.
 
-The report shows it so that a reader can see credit assignment at work: a dialogue where
-the base policy did well on a task its other samples did worse on, each turn with the
-facts the human's reply told and whether the worse samples ever heard them. Backend: a
-success of a task other samples failed, the facts being the task's hidden facts that
-matter. Frontend: the best page of a task where another sample's page scored lower by
-more than :data:`agents.SIMILARITY_MARGIN`, the facts being the design facts the human
-stated (:func:`agents.frontend_collaborator.read_reply`).
+A comparison's report shows it (:meth:`algorithms.SweetRL.diagnose`) so that a reader can
+see credit assignment at work: a dialogue where the base policy did well on a task its
+other samples did worse on, each turn with the facts the human's reply told and whether
+the worse samples ever heard them. Backend: a success of a task other samples failed,
+the facts being the task's hidden facts that matter. Frontend: the best page of a task
+where another sample's page scored lower by more than :data:`agents.SIMILARITY_MARGIN`,
+the facts being the design facts the human stated
+(:func:`agents.frontend_collaborator.read_reply`).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sweetrl_gym import TrajectoryBuffer
-from sweetrl_gym.processes import process_state
 from sweetrl_gym.simulators import user_said
 
-__all__ = ["critic_example", "pick_example_dialogue"]
+__all__ = ["critic_example", "critic_example_table", "pick_example_dialogue"]
+
+_DASH = "—"
 
 
-def critic_example(out: Path, buffer: TrajectoryBuffer) -> dict[str, Any] | None:
-    """Return SWEET-RL's critic on one training dialogue (``None`` if none qualifies).
-
-    Computed once by the main process from the trained critic in
-    ``out/methods/sweet-rl/model`` and kept in ``methods/sweet-rl/critic_example.json``;
-    the other processes read it back.
+def critic_example(algorithm: Any, buffer: TrajectoryBuffer) -> dict[str, Any] | None:
+    """Return a trained SWEET-RL critic's advantages on one training dialogue.
 
     Args:
-        out: The comparison's folder.
-        buffer: The training episodes.
+        algorithm: The trained :class:`~algorithms.SweetRL` (its ``turn_advantages``).
+        buffer: The training episodes (:func:`pick_example_dialogue` picks one).
 
     Returns:
         ``{"task_id", "frontend", "turns"}``, a row per turn: ``action``, ``reply``,
         ``facts_told``, ``missed_by_failures`` (the told facts some worse sample never
-        heard) and the critic's ``advantage``.
+        heard) and the critic's ``advantage``; ``None`` when no dialogue qualifies.
 
     """
-    from algorithms import Algorithm
+    example = pick_example_dialogue(buffer)
+    if example is None:
+        return None
+    trajectory, missed = example
+    advantages = algorithm.turn_advantages(trajectory)
+    return {
+        "task_id": trajectory.task_id,
+        "frontend": _is_frontend(trajectory),
+        "turns": _turn_rows(trajectory, missed, advantages),
+    }
 
-    state = process_state()
-    path = out / "methods" / "sweet-rl" / "critic_example.json"
-    if state.is_main_process and not path.exists():
-        example = pick_example_dialogue(buffer)
-        record: dict[str, Any] = {"task_id": None, "turns": []}
-        if example is not None:
-            trajectory, missed = example
-            advantages = Algorithm.load(out / "methods" / "sweet-rl" / "model").turn_advantages(
-                trajectory
-            )
-            record = {
-                "task_id": trajectory.task_id,
-                "frontend": _is_frontend(trajectory),
-                "turns": _turn_rows(trajectory, missed, advantages),
-            }
-        path.write_text(json.dumps(record, indent=2) + "\n")
-    state.wait_for_everyone()
-    record = json.loads(path.read_text())
-    return record if record["task_id"] is not None else None
+
+def critic_example_table(example: Mapping[str, Any]) -> str:
+    """Return a Markdown table of one dialogue's turns beside the critic's advantages.
+
+    ``example`` is :func:`critic_example`'s: a successful training episode of a task that
+    other samples failed (Frontend: the task's best page, other samples' lower by more
+    than the margin); a fact marked * is one a worse sample never learned.
+    """
+    from agents.evaluation import SIMILARITY_MARGIN
+
+    if example.get("frontend"):
+        what = (
+            "the base policy's best page of a task where other samples' pages scored lower "
+            f"by more than {SIMILARITY_MARGIN:g}. Facts (the design the human stated) marked "
+            "* are ones a lower-scoring sample never heard"
+        )
+    else:
+        what = (
+            "a success of the base policy on a task where other samples failed. Facts "
+            "marked * are ones a failed sample never learned"
+        )
+    lines = [
+        f"Task `{example.get('task_id')}`, {what}: the turns that obtained them are the "
+        "ones credit assignment should reward.\n",
+        "| Turn | Agent | Human | Facts told | Advantage |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for index, row in enumerate(example.get("turns") or [], start=1):
+        missed = set(row.get("missed_by_failures") or [])
+        facts = ", ".join(
+            f"{key}*" if key in missed else key for key in row.get("facts_told") or []
+        )
+        advantage = row.get("advantage")
+        cells = [
+            str(index),
+            _clip(row.get("action", "")),
+            _clip(row.get("reply", "")),
+            facts or _DASH,
+            _DASH if not isinstance(advantage, (int, float)) else f"{advantage:+.4f}",
+        ]
+        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _clip(text: Any, limit: int = 90) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _cell(text: str) -> str:
+    """Escape a table cell: a pipe would end it, a newline the row."""
+    return " ".join(str(text).split()).replace("|", "\\|")
 
 
 def pick_example_dialogue(buffer: TrajectoryBuffer) -> tuple[Any, set[str]] | None:
