@@ -36,7 +36,12 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import sweetrl_gym  # noqa: F401 - first: sets OMP_WAIT_POLICY before torch loads
-from benchmarks.harness.experiment_config import ConfigError, config_names, load_config
+from benchmarks.harness.experiment_config import (
+    ComparisonConfig,
+    ConfigError,
+    config_names,
+    load_config,
+)
 from sweetrl_gym.plugins import ALGORITHM_GROUP, entry_point_names
 from sweetrl_gym.processes import process_state
 
@@ -405,7 +410,7 @@ def _seed_list(text: str) -> list[int]:
 # -- config and agents ------------------------------------------------------------------
 
 
-def _load(args: argparse.Namespace, algo: str | None = None) -> dict[str, Any]:
+def _load(args: argparse.Namespace, algo: str | None = None) -> ComparisonConfig:
     """Read the config the arguments name: file, then ``--set``, then the shorthand flags.
 
     Every setting is checked before any work, the algorithms' ones against their config
@@ -437,12 +442,12 @@ def _load(args: argparse.Namespace, algo: str | None = None) -> dict[str, Any]:
     return config
 
 
-def _with_model(config: dict[str, Any], model: str) -> dict[str, Any]:
-    return {**config, "policy": {**config["policy"], "model": model}}
+def _with_model(config: ComparisonConfig, model: str) -> ComparisonConfig:
+    return config.replace(policy=config.policy.replace(model=model))
 
 
 def make_agent(
-    spec: str | None, config: dict[str, Any], args: argparse.Namespace, *, evaluation: bool
+    spec: str | None, config: ComparisonConfig, args: argparse.Namespace, *, evaluation: bool
 ) -> Any:
     """Build the agent ``--agent`` names (``None``: the config's ``policy.model``).
 
@@ -469,7 +474,7 @@ def make_agent(
     from agents.loading import is_local_path
     from benchmarks.harness.policies import build_policy, scripted_agent
 
-    temperature = config["policy"]["eval_temperature" if evaluation else "temperature"]
+    temperature = config.policy.eval_temperature if evaluation else config.policy.temperature
     if spec is None:
         return build_policy(config, evaluation=evaluation)
     if spec == "human":
@@ -486,7 +491,7 @@ def make_agent(
         return agents.OpenAIAgent(  # with the environment's prompt (ENVIRONMENT_PROMPT)
             ChatClient(args.openai_url, args.openai_model),
             temperature=temperature,
-            max_tokens=config["policy"]["max_new_tokens"],
+            max_tokens=config.policy.max_new_tokens,
         )
     if agents.is_agent_spec(spec):  # package.module:NAME, or an installed entry point
         from sweetrl_gym.plugins import PluginError
@@ -529,7 +534,7 @@ def _play(args: argparse.Namespace) -> int:
     from sweetrl_gym import format_dialogue
 
     config = _load(args)
-    env_id = config["env"]["id"]
+    env_id = config.env.id
     agent = make_agent(args.agent, config, args, evaluation=True)
     human = args.agent == "human"  # HumanAgent prints the dialogue itself
     kwargs = env_kwargs(config, args.split)
@@ -540,10 +545,10 @@ def _play(args: argparse.Namespace) -> int:
         raise UsageError(f"--task-index must be in 0..{num_tasks - 1} for the {args.split} split")
     env = gym.make(env_id, split=args.split, **kwargs)
     try:
-        _, info = env.reset(seed=config["seed"], options={"task_index": args.task_index})
+        _, info = env.reset(seed=config.seed, options={"task_index": args.task_index})
         print(
             f"=== {env_id}, {args.split} task {args.task_index} ({info['task_id']}), "
-            f"up to {config['env']['max_turns']} agent messages"
+            f"up to {config.env.max_turns} agent messages"
         )
         if not human:
             print(format_dialogue(info["messages"]), end="", flush=True)
@@ -639,20 +644,20 @@ def _collect(args: argparse.Namespace) -> int:
     from benchmarks.harness.compare import env_kwargs
 
     config = _load(args)
-    data = config["data"]
+    data = config.data
     kwargs = env_kwargs(config, args.split)
-    num_tasks = _task_count(data["train_tasks"], len(kwargs["tasks"]), args.split)
+    num_tasks = _task_count(data.train_tasks, len(kwargs["tasks"]), args.split)
     agent = make_agent(args.agent, config, args, evaluation=False)
     out = Path(args.out)
     try:
         buffer = collect(
-            config["env"]["id"],
+            config.env.id,
             agent,
             task_indices=range(num_tasks),
-            samples_per_task=data["samples_per_task"],
-            num_envs=min(data["num_envs"], num_tasks * data["samples_per_task"]),
+            samples_per_task=data.samples_per_task,
+            num_envs=min(data.num_envs, num_tasks * data.samples_per_task),
             split=args.split,
-            seed=config["seed"],
+            seed=config.seed,
             env_kwargs=kwargs,
             out=out,
             resume=args.resume,
@@ -665,7 +670,7 @@ def _collect(args: argparse.Namespace) -> int:
         ) from None
     if process_state().is_main_process:
         print(f"{len(buffer)} episodes of {num_tasks} {args.split} tasks in {out}")
-        _print_metrics(summarize(buffer, seed=config["seed"]))
+        _print_metrics(summarize(buffer, seed=config.seed))
     return 0
 
 
@@ -715,18 +720,18 @@ def _eval(args: argparse.Namespace) -> int:
     from benchmarks.harness.compare import env_kwargs
 
     config = _load(args)
-    settings = config["eval"]
+    settings = config.eval
     kwargs = env_kwargs(config, args.split)
-    num_tasks = _task_count(settings["test_tasks"], len(kwargs["tasks"]), args.split)
+    num_tasks = _task_count(settings.test_tasks, len(kwargs["tasks"]), args.split)
     agent = make_agent(args.agent, config, args, evaluation=True)
     metrics = evaluate(
         agent,
-        config["env"]["id"],
+        config.env.id,
         split=args.split,
         num_tasks=num_tasks,
-        samples_per_task=settings["samples_per_task"],
-        num_envs=settings["num_envs"],
-        seed=config["seed"],
+        samples_per_task=settings.samples_per_task,
+        num_envs=settings.num_envs,
+        seed=config.seed,
         env_kwargs=kwargs,
         out=args.episodes,
         resume=args.resume,
@@ -735,17 +740,17 @@ def _eval(args: argparse.Namespace) -> int:
     )
     if not process_state().is_main_process:  # every process has the same metrics; one reports them
         return 0
-    name = args.agent or config["policy"]["model"]
-    print(f"{name} on {num_tasks} {args.split} tasks of {config['env']['id']}:")
+    name = args.agent or config.policy.model
+    print(f"{name} on {num_tasks} {args.split} tasks of {config.env.id}:")
     _print_metrics(metrics)
     if args.out:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
         record = {
             "agent": name,
-            "env": config["env"]["id"],
+            "env": config.env.id,
             "split": args.split,
-            "config": config["name"],
+            "config": config.name,
             "metrics": metrics,
         }
         out.write_text(json.dumps(record, indent=2) + "\n")
@@ -757,8 +762,8 @@ def _compare(args: argparse.Namespace) -> int:
     from benchmarks.harness.compare import run_comparison
 
     config = _load(args)
-    out = Path(args.out or Path("runs") / "compare" / config["name"])
-    if config["seeds"]:
+    out = Path(args.out or Path("runs") / "compare" / config.name)
+    if config.seeds:
         from benchmarks.harness.pool import render_pooled
         from benchmarks.harness.seeds import run_seeds
 
@@ -836,13 +841,13 @@ def _mini_data(args: argparse.Namespace) -> int:
 def _configs(args: argparse.Namespace) -> int:
     if args.name is not None:
         args.config = args.name
-        print(json.dumps(_load(args), indent=2))
+        print(json.dumps(_load(args).to_dict(), indent=2))
         return 0
     names = config_names()
     width = max(map(len, names), default=0)
     for name in names:
         try:
-            description = load_config(name)["description"]
+            description = load_config(name).description
         except (ConfigError, OSError) as err:
             description = f"(unreadable: {err})"
         print(f"{name:{width}s} {description}")

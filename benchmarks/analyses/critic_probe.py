@@ -38,7 +38,6 @@ from algorithms.controls import TURN_PAIRS, read_turn_pairs
 from algorithms.pair_signal import judge_turn_pairs
 from benchmarks.analyses.run_folder import training_run
 from benchmarks.harness.compare import env_similarity
-from benchmarks.harness.experiment_config import apply_override, method_settings
 from benchmarks.harness.policies import base_policy
 
 SOURCE = "sweet-rl"  # the method whose turn pairs these read
@@ -72,9 +71,8 @@ def probe(run: Path, overrides: Sequence[str] = (), *, untrained: bool = False) 
     pairs_path = run / "methods" / SOURCE / TURN_PAIRS
     started = time.perf_counter()
     config, buffer = training_run(run, pairs_path)
-    for override in overrides:
-        apply_override(config, f"methods.{SOURCE}.{override}")
-    settings = {"seed": config["seed"], **method_settings(config, SOURCE)}
+    config = config.with_overrides([f"methods.{SOURCE}.{override}" for override in overrides])
+    settings = {"seed": config.seed, **config.method_settings(SOURCE)}
     critic = SweetRL(base_policy(config, run), **settings)
     metrics: dict[str, float] = {}
     if untrained:
@@ -85,7 +83,7 @@ def probe(run: Path, overrides: Sequence[str] = (), *, untrained: bool = False) 
         train, held_out = split_pairs(
             critic.trajectory_pairs(buffer),
             held_out_fraction=critic.config.held_out_fraction,
-            seed=config["seed"],
+            seed=config.seed,
         )
         metrics = critic.fit_critic(train)
         if held_out:

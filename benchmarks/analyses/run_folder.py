@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from benchmarks.harness.compare import demonstrations_file
+from benchmarks.harness.experiment_config import ComparisonConfig
 from sweetrl_gym.trajectory import TrajectoryBuffer
 
 __all__ = ["training_run"]
 
 
-def training_run(run: Path, *needed: Path) -> tuple[dict[str, Any], TrajectoryBuffer]:
+def training_run(run: Path, *needed: Path) -> tuple[ComparisonConfig, TrajectoryBuffer]:
     """Return a comparison folder's config and the episodes its methods trained on.
 
     Args:
@@ -20,7 +20,8 @@ def training_run(run: Path, *needed: Path) -> tuple[dict[str, Any], TrajectoryBu
         needed: Other files of the folder the caller reads, checked with the same error.
 
     Returns:
-        The folder's ``config.json``, and its training episodes: the base policy's plus
+        The folder's config (its ``config.json``, read with
+        :meth:`ComparisonConfig.from_dict`), and its training episodes: the base policy's plus
         each scripted demonstrator's of ``data.demonstrations``, or the episodes of the
         ``data.trajectories`` file it trained on instead.
 
@@ -28,13 +29,14 @@ def training_run(run: Path, *needed: Path) -> tuple[dict[str, Any], TrajectoryBu
         FileNotFoundError: Naming the first of ``config.json``, the training episodes
             (``data/train.jsonl`` or the ``data.trajectories`` file) and ``needed`` that
             is missing.
+        ConfigError: If ``config.json`` is not a config of this version.
 
     """
     config_path = run / "config.json"
     if not config_path.exists():
         raise FileNotFoundError(f"{config_path} is missing: pass a comparison's folder (one seed)")
-    config = json.loads(config_path.read_text())
-    trajectories = config.get("data", {}).get("trajectories")
+    config = ComparisonConfig.from_dict(json.loads(config_path.read_text()))
+    trajectories = config.data.trajectories
     train_path = run / "data" / "train.jsonl"
     if trajectories:  # the file's absolute path, as the run read it
         record = run / "data" / "trajectories.json"
@@ -46,6 +48,6 @@ def training_run(run: Path, *needed: Path) -> tuple[dict[str, Any], TrajectoryBu
     if trajectories:
         return config, TrajectoryBuffer.read(train_path)
     buffer = TrajectoryBuffer.load(train_path)
-    for name in config["data"].get("demonstrations", ()):
+    for name in config.data.demonstrations:
         buffer = buffer + TrajectoryBuffer.load(demonstrations_file(run, name))
     return config, buffer

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import sweetrl_gym  # noqa: F401 - registers the environments
+from benchmarks.harness.experiment_config import ComparisonConfig
 from benchmarks.harness.folder_lock import folder_lock
 from benchmarks.harness.outcomes import episode_outcomes
 from benchmarks.harness.policies import (
@@ -75,9 +76,9 @@ __all__ = [
 _FRONTEND = "ColBench-Frontend-v0"
 
 
-def _base(config: Mapping[str, Any], out: Path) -> tuple[TransformersAgent, str | Path | None]:
+def _base(config: ComparisonConfig, out: Path) -> tuple[TransformersAgent, str | Path | None]:
     """Return a fresh base policy (:func:`base_policy`), and what a server loads to serve it."""
-    if config["warm_start"]["demonstrator"]:
+    if config.warm_start.demonstrator:
         source = served_folder(out / "methods" / WARM_START / "model")
     else:
         source = model_source(config)
@@ -88,45 +89,45 @@ def _server_log(out: Path, stage: str) -> Path:
     return out / "servers" / f"{stage}.log"
 
 
-def env_kwargs(config: Mapping[str, Any], split: str) -> dict[str, Any]:
+def env_kwargs(config: ComparisonConfig, split: str) -> dict[str, Any]:
     """Return the ``gym.make`` keyword arguments of the config's environment for ``split``."""
-    env = config["env"]
-    kwargs: dict[str, Any] = {"max_turns": env["max_turns"], "tasks": _tasks(config, split)}
-    if env["turn_notice"]:
+    env = config.env
+    kwargs: dict[str, Any] = {"max_turns": env.max_turns, "tasks": _tasks(config, split)}
+    if env.turn_notice:
         kwargs["turn_notice"] = True
-    if env["id"] == _FRONTEND:
+    if env.id == _FRONTEND:
         # Three pages a lockstep environment (target, latest, previous) stay rendered.
-        num_envs = config["data" if split == "train" else "eval"]["num_envs"]
+        num_envs = (config.data if split == "train" else config.eval).num_envs
         kwargs["render_cache"] = 3 * num_envs
-        kwargs["similarity"] = env["similarity"]
-        if env["clip_model"]:
-            kwargs["clip_model"] = env["clip_model"]
-    if env["simulator"] == "openai":
+        kwargs["similarity"] = env.similarity
+        if env.clip_model:
+            kwargs["clip_model"] = env.clip_model
+    if env.simulator == "openai":
         kwargs["simulator"] = build_simulator(config)
     return kwargs
 
 
-def _task_source(config: Mapping[str, Any], split: str) -> Any:
+def _task_source(config: ComparisonConfig, split: str) -> str:
     """Return where the config's tasks of ``split`` come from (``"bundled"`` or a path)."""
-    env = config["env"]
-    return env["test_tasks"] if split == "test" and env["test_tasks"] else env["tasks"]
+    env = config.env
+    return env.test_tasks if split == "test" and env.test_tasks else env.tasks
 
 
-def _tasks(config: Mapping[str, Any], split: str) -> list[Any]:
+def _tasks(config: ComparisonConfig, split: str) -> list[Any]:
     """Return the config's tasks of ``split`` (env.tasks / env.test_tasks, filtered)."""
-    env, source = config["env"], _task_source(config, split)
-    if env["id"] == _FRONTEND:
+    env, source = config.env, _task_source(config, split)
+    if env.id == _FRONTEND:
         from sweetrl_gym.tasks import load_frontend_tasks
 
         return load_frontend_tasks(source, split=split)
     from sweetrl_gym.tasks import load_backend_tasks
 
-    difficulty = tuple(env["difficulty"]) or None
-    families = env["families"] or None
+    difficulty = tuple(env.difficulty) or None
+    families = env.families or None
     return load_backend_tasks(source, split=split, difficulty=difficulty, families=families)
 
 
-def _check_task_files(config: Mapping[str, Any], splits: Iterable[str]) -> None:
+def _check_task_files(config: ComparisonConfig, splits: Iterable[str]) -> None:
     """Read the task files of ``splits`` now: a missing or malformed one fails before any work.
 
     Raises:
@@ -139,7 +140,7 @@ def _check_task_files(config: Mapping[str, Any], splits: Iterable[str]) -> None:
             _tasks(config, split)
 
 
-def build_simulator(config: Mapping[str, Any]) -> Any:
+def build_simulator(config: ComparisonConfig) -> Any:
     """Return the config's simulated human on a server (``env.simulator = "openai"``).
 
     Returns:
@@ -153,8 +154,8 @@ def build_simulator(config: Mapping[str, Any]) -> Any:
         ValueError: If that file is not the official prompt (naming its placeholders).
 
     """
-    env = config["env"]
-    if env["simulator"] != "openai":
+    env = config.env
+    if env.simulator != "openai":
         return None
     from sweetrl_gym.chat_api import ChatClient
     from sweetrl_gym.simulators import (
@@ -163,21 +164,21 @@ def build_simulator(config: Mapping[str, Any]) -> Any:
         read_official_prompt,
     )
 
-    frontend = env["id"] == _FRONTEND
+    frontend = env.id == _FRONTEND
     settings: dict[str, Any] = {
-        "prompt_format": env["simulator_prompt_format"],
-        "on_error": env["simulator_on_error"],
+        "prompt_format": env.simulator_prompt_format,
+        "on_error": env.simulator_on_error,
     }
-    if env["simulator_prompt_file"]:
+    if env.simulator_prompt_file:
         kind = "frontend" if frontend else "backend"
-        settings["prompt"] = read_official_prompt(env["simulator_prompt_file"], kind)
-    if env["simulator_max_tokens"]:
-        settings["max_tokens"] = env["simulator_max_tokens"]
-    client = ChatClient(env["simulator_base_url"], env["simulator_model"])
+        settings["prompt"] = read_official_prompt(env.simulator_prompt_file, kind)
+    if env.simulator_max_tokens:
+        settings["max_tokens"] = env.simulator_max_tokens
+    client = ChatClient(env.simulator_base_url, env.simulator_model)
     return (OpenAIVisionSimulator if frontend else OpenAISimulator)(client, **settings)
 
 
-def check_simulator(config: Mapping[str, Any]) -> None:
+def check_simulator(config: ComparisonConfig) -> None:
     """Before any work, build the config's simulated human and send its server one short chat.
 
     A human endpoint that is down or refuses (wrong URL, model or key) would otherwise
@@ -235,7 +236,7 @@ class TrainingFile:
     record: dict[str, Any]
 
 
-def read_training_file(config: Mapping[str, Any]) -> TrainingFile | None:
+def read_training_file(config: ComparisonConfig) -> TrainingFile | None:
     """Read the config's ``data.trajectories`` file whole and check it, before any work.
 
     Args:
@@ -258,7 +259,7 @@ def read_training_file(config: Mapping[str, Any]) -> TrainingFile | None:
     from sweetrl_gym.official_data import missing_trajectory_file_hint
     from sweetrl_gym.trajectory import trajectory_file_format
 
-    name = config["data"]["trajectories"]
+    name = config.data.trajectories
     if not name:
         return None
     path = Path(name).expanduser().resolve()
@@ -270,7 +271,7 @@ def read_training_file(config: Mapping[str, Any]) -> TrainingFile | None:
     if not len(buffer):
         raise ValueError(f"data.trajectories: {path} holds no episodes")
     for index, trajectory in enumerate(buffer):
-        problem = _not_an_episode_of(config["env"]["id"], trajectory)
+        problem = _not_an_episode_of(config.env.id, trajectory)
         if problem:
             raise ValueError(f"data.trajectories: {path}:{_line_of(path, index)}: {problem}")
     tasks = [
@@ -326,7 +327,7 @@ def _line_of(path: Path, index: int) -> int:
         return next(number for position, number in enumerate(records) if position == index)
 
 
-def method_names(config: Mapping[str, Any]) -> list[str]:
+def method_names(config: ComparisonConfig) -> list[str]:
     """Return the names the config's methods report under, in ``methods.run`` order.
 
     A method given by import path or entry point is imported here and goes by its class's
@@ -341,7 +342,7 @@ def method_names(config: Mapping[str, Any]) -> list[str]:
     from algorithms import Algorithm
 
     names: dict[str, str] = {}
-    for spec in config["methods"]["run"] or default_methods():
+    for spec in config.methods.run or default_methods():
         if spec == ZERO_SHOT:
             name = spec
         else:
@@ -378,7 +379,7 @@ def default_methods() -> list[str]:
     return [ZERO_SHOT, *(n for n in names if not Algorithm.named(n).controls)]
 
 
-def check_training_settings(config: Mapping[str, Any], names: Iterable[str] = ()) -> None:
+def check_training_settings(config: ComparisonConfig, names: Iterable[str] = ()) -> None:
     """Refuse unknown or invalid ``[training]``/``[methods.NAME]`` settings before any work.
 
     Every algorithm the config runs or configures is checked (a typo in
@@ -397,7 +398,6 @@ def check_training_settings(config: Mapping[str, Any], names: Iterable[str] = ()
 
     """
     from algorithms import Algorithm
-    from benchmarks.harness.experiment_config import method_settings, warm_start_settings
     from sweetrl_gym.plugins import ALGORITHM_GROUP, entry_point_names
 
     run = method_names(config)
@@ -405,7 +405,7 @@ def check_training_settings(config: Mapping[str, Any], names: Iterable[str] = ()
         extra = [Algorithm.named(name).name for name in names if name != ZERO_SHOT]
     except KeyError as err:
         raise ValueError(err.args[0]) from None
-    sections = [k for k in config["methods"] if k != "run"]
+    sections = list(config.methods.settings)
     for section in sections:
         if section not in run and section not in extra:
             try:
@@ -430,13 +430,13 @@ def check_training_settings(config: Mapping[str, Any], names: Iterable[str] = ()
                 f"methods.run has {name!r}, a control of {controlled!r}: add {controlled!r}"
             )
     checks = [
-        (name, f"[training] or [methods.{name}]", method_settings(config, settings_of(name)))
+        (name, f"[training] or [methods.{name}]", config.method_settings(settings_of(name)))
         for name in dict.fromkeys([*run, *sections, *extra])
         if name != ZERO_SHOT
     ]
-    if config["warm_start"]["demonstrator"]:
+    if config.warm_start.demonstrator:
         checks.append(
-            (WARM_START_ALGORITHM, "[training] or [warm_start]", warm_start_settings(config))
+            (WARM_START_ALGORITHM, "[training] or [warm_start]", config.warm_start_settings())
         )
     for name, where, settings in checks:
         try:
@@ -457,19 +457,19 @@ def settings_of(name: str) -> str:
     return klass.controls or klass.name
 
 
-def env_similarity(config: Mapping[str, Any]) -> Similarity | None:
+def env_similarity(config: ComparisonConfig) -> Similarity | None:
     """Return how the config's environment scores a page against its target (``None``: Backend)."""
     from sweetrl_gym.similarity import make_similarity
 
-    env = config["env"]
-    if env["id"] != _FRONTEND:
+    env = config.env
+    if env.id != _FRONTEND:
         return None
-    return make_similarity(env["similarity"], clip_model=env["clip_model"] or None)
+    return make_similarity(env.similarity, clip_model=env.clip_model or None)
 
 
 def fit_method(
     name: str,
-    config: Mapping[str, Any],
+    config: ComparisonConfig,
     buffer: TrajectoryBuffer,
     directory: Path,
     *,
@@ -505,7 +505,6 @@ def fit_method(
     """
     from agents.loading import resolve_model_source
     from algorithms import Algorithm, FitContext, NothingToFit
-    from benchmarks.harness.experiment_config import method_settings
 
     state = process_state()
     record_path = directory / "fit.json"
@@ -513,8 +512,8 @@ def fit_method(
         return json.loads(record_path.read_text())
     klass = Algorithm.named(name)
     if settings is None:
-        settings = method_settings(config, settings_of(name))
-    settings = {"seed": config["seed"], **settings}
+        settings = config.method_settings(settings_of(name))
+    settings = {"seed": config.seed, **settings}
     if settings.get("critic_model"):  # a hub id or a local folder, as for policy.model
         settings["critic_model"] = resolve_model_source(
             str(settings["critic_model"]), f"[methods.{name}] critic_model"
@@ -526,7 +525,7 @@ def fit_method(
     context = FitContext(
         buffer=buffer,
         directory=directory,
-        seed=config["seed"],
+        seed=config.seed,
         similarity=env_similarity(config),
         source=controlled,
     )
@@ -568,7 +567,7 @@ def _eval_metrics(out: Path, name: str) -> Path:
 
 
 def evaluate_method(
-    name: str, agent: Any, config: Mapping[str, Any], out: Path, progress: bool
+    name: str, agent: Any, config: ComparisonConfig, out: Path, progress: bool
 ) -> dict[str, float]:
     """Evaluate ``agent`` on the config's held-out tasks into ``out/eval/NAME.jsonl``.
 
@@ -583,12 +582,12 @@ def evaluate_method(
         return json.loads(path.read_text())
     metrics = evaluate(
         agent,
-        config["env"]["id"],
+        config.env.id,
         split="test",
-        num_tasks=config["eval"]["test_tasks"],
-        samples_per_task=config["eval"]["samples_per_task"],
-        num_envs=config["eval"]["num_envs"],
-        seed=config["seed"],
+        num_tasks=config.eval.test_tasks,
+        samples_per_task=config.eval.samples_per_task,
+        num_envs=config.eval.num_envs,
+        seed=config.seed,
         env_kwargs=env_kwargs(config, "test"),
         out=out / "eval" / f"{name}.jsonl",
         resume=True,
@@ -603,7 +602,7 @@ def evaluate_method(
 
 
 def run_comparison(
-    config: Mapping[str, Any], out: str | Path, *, progress: bool = True
+    config: ComparisonConfig | Mapping[str, Any], out: str | Path, *, progress: bool = True
 ) -> dict[str, Any]:
     """Run (or resume) the comparison the config describes; return ``results.json``'s data.
 
@@ -611,12 +610,15 @@ def run_comparison(
     it: they share the episodes and the training; only the main process writes.
 
     Args:
-        config: From :func:`benchmarks.harness.experiment_config.load_config`.
+        config: From :func:`benchmarks.harness.experiment_config.load_config`, or a dict
+            of its :meth:`~benchmarks.harness.experiment_config.ComparisonConfig.to_dict`
+            form (a run folder's ``config.json``), read with ``ComparisonConfig.from_dict``.
         out: The run's folder (created; an existing one is resumed). A folder that holds
             a run of another config is refused. Every process must see the same folder.
         progress: Show progress bars and stage lines (on the main process).
 
     Raises:
+        ConfigError: If a dict given as ``config`` is not a valid config.
         ValueError: If ``out`` holds a run of a different config, or a training setting
             is invalid, or ``data.trajectories`` names a file with no episodes, one of
             the other environment, or another file than the run began with.
@@ -628,13 +630,14 @@ def run_comparison(
             as :func:`build_simulator` says. Both before anything is written.
 
     """
-    if config.get("seeds"):
+    if not isinstance(config, ComparisonConfig):
+        config = ComparisonConfig.from_dict(config)
+    if config.seeds:
         raise ValueError(
-            f"the config lists seeds {config['seeds']}: run them with "
+            f"the config lists seeds {config.seeds}: run them with "
             "benchmarks.harness.seeds.run_seeds (`sweetrl compare --seeds ...`), or one with "
             "seed_config(config, seed)"
         )
-    config = {k: v for k, v in config.items() if k != "seeds"}  # one run: its `seed` alone
     out = Path(out)
     check_training_settings(config)
     check_simulator(config)  # a human endpoint that is down fails now, not mid-run
@@ -648,7 +651,7 @@ def run_comparison(
 
 
 def _run_comparison(
-    config: Mapping[str, Any],
+    config: ComparisonConfig,
     out: Path,
     progress: bool,
     training_file: TrainingFile | None = None,
@@ -657,7 +660,7 @@ def _run_comparison(
     from benchmarks.harness.report import write_report
 
     state = process_state()
-    resumed = _claim(out, config)
+    resumed = _claim(out, _run_record(config))
     if training_file is not None:
         _claim_training_file(out, training_file.record)
     progress = progress and state.is_main_process
@@ -667,7 +670,7 @@ def _run_comparison(
     # 0. The warm start (if any): clone a scripted demonstrator on the first training
     #    tasks; the clone is the base policy of everything that follows.
     warm = _warm_start(config, out, progress, say)
-    offset = config["warm_start"]["tasks"] if warm is not None else 0
+    offset = config.warm_start.tasks if warm is not None else 0
 
     # 1. Training data: the base policy, k samples per task, on the next training tasks
     #    (shard="auto": each process plays its share; all get the merged buffer), or the
@@ -726,10 +729,10 @@ def _run_comparison(
         gc.collect()
     base = WARM_START if WARM_START in evals else ZERO_SHOT
     episodes = {name: TrajectoryBuffer.load(out / "eval" / f"{name}.jsonl") for name in names}
-    versus = _versus_base(episodes, base, config["seed"])
+    versus = _versus_base(episodes, base, config.seed)
 
     # 4. The report (main process); the others read it back once it is written.
-    test_tasks = env_kwargs(config, "test")["tasks"][: config["eval"]["test_tasks"]]
+    test_tasks = env_kwargs(config, "test")["tasks"][: config.eval.test_tasks]
     methods: dict[str, Any] = {}
     for name in [*names, *[m for m in run if m not in names]]:
         fit = warm["fit"] if warm is not None and name == WARM_START else fits.get(name)
@@ -737,12 +740,12 @@ def _run_comparison(
         if name in episodes:  # what pooling reads, kept where the episodes are not
             methods[name]["outcomes"] = episode_outcomes(episodes[name])
     results = {
-        "name": config["name"],
-        "config": dict(config),
+        "name": config.name,
+        "config": _run_record(config),
         "seeds": {
-            "comparison": config["seed"],
-            **({} if training_file is not None else {"collect": config["seed"]}),
-            "eval": config["seed"],
+            "comparison": config.seed,
+            **({} if training_file is not None else {"collect": config.seed}),
+            "eval": config.seed,
         },
         "task_sets": {
             "train": {"tasks": len(train_tasks), "sha256": task_set_hash(train_tasks)},
@@ -750,7 +753,7 @@ def _run_comparison(
         },
         "base": base,
         "warm_start": warm["summary"] if warm is not None else None,
-        "demonstrations": list(config["data"]["demonstrations"]),
+        "demonstrations": list(config.data.demonstrations),
         # Where the training episodes came from: collected here, or a file (its hash).
         "training_data": (
             training_file.record if training_file is not None else {"source": "collected"}
@@ -774,7 +777,7 @@ def _run_comparison(
 
 
 def _collect_training_data(
-    config: Mapping[str, Any], out: Path, offset: int, progress: bool, say: Any
+    config: ComparisonConfig, out: Path, offset: int, progress: bool, say: Any
 ) -> tuple[TrajectoryBuffer, list[Any]]:
     """Collect (or resume) the training episodes: the base policy's, then demonstrations.
 
@@ -789,9 +792,9 @@ def _collect_training_data(
             f"the warm start uses all {len(train_kwargs['tasks'])} training tasks; "
             "lower warm_start.tasks or widen env.difficulty / env.families"
         )
-    n_train = min(config["data"]["train_tasks"], available)
+    n_train = min(config.data.train_tasks, available)
     train_indices = range(offset, offset + n_train)
-    k = config["data"]["samples_per_task"]
+    k = config.data.samples_per_task
     say(f"[1/4] collecting {n_train} tasks x {k} episodes with the base policy")
     path = out / "data" / "train.jsonl"
     with (
@@ -799,7 +802,7 @@ def _collect_training_data(
         timed_stage(out, "collect/train", finished_before=_collected(path, n_train * k)),
     ):
         buffer = _collect_train(config, policy, train_indices, path, progress, k)
-    for name in config["data"]["demonstrations"]:
+    for name in config.data.demonstrations:
         say(f"      adding {name} demonstrations on the same tasks")
         path = demonstrations_file(out, name)
         with timed_stage(out, f"collect/{name}", finished_before=_collected(path, n_train)):
@@ -816,7 +819,7 @@ def demonstrations_file(out: Path, name: str) -> Path:
 
 
 def _warm_start(
-    config: Mapping[str, Any], out: Path, progress: bool, say: Any
+    config: ComparisonConfig, out: Path, progress: bool, say: Any
 ) -> dict[str, Any] | None:
     """Collect the demonstrator's episodes and clone them (behaviour cloning); cached.
 
@@ -825,32 +828,30 @@ def _warm_start(
         demonstrations' count and success rate}``.
 
     """
-    from benchmarks.harness.experiment_config import warm_start_settings
-
-    section = config["warm_start"]
-    if not section["demonstrator"]:
+    section = config.warm_start
+    if not section.demonstrator:
         return None
-    count = min(section["tasks"], len(env_kwargs(config, "train")["tasks"]))
-    say(f"[0/4] warm start: {count} {section['demonstrator']} demonstrations, then cloning")
+    count = min(section.tasks, len(env_kwargs(config, "train")["tasks"]))
+    say(f"[0/4] warm start: {count} {section.demonstrator} demonstrations, then cloning")
     path = out / "data" / f"{WARM_START}-demonstrations.jsonl"
     with timed_stage(out, f"collect/{WARM_START}", finished_before=_collected(path, count)):
         demos = _collect_train(
-            config, scripted_agent(section["demonstrator"], config), range(count), path, progress
+            config, scripted_agent(section.demonstrator, config), range(count), path, progress
         )
     record = fit_method(
         WARM_START_ALGORITHM,
         config,
         demos,
         out / "methods" / WARM_START,
-        settings=warm_start_settings(config),
+        settings=config.warm_start_settings(),
     )
     if record["status"] != "trained":
         raise ValueError(f"the warm start did not train: {record.get('reason')}")
     return {
         "fit": record,
         "summary": {
-            "demonstrator": section["demonstrator"],
-            "ask_probability": section["ask_probability"],
+            "demonstrator": section.demonstrator,
+            "ask_probability": section.ask_probability,
             "episodes": len(demos),
             "success_rate": sum(t.success for t in demos) / max(1, len(demos)),
         },
@@ -867,7 +868,7 @@ def _collected(path: Path, episodes: int) -> bool:
 
 
 def _collect_train(
-    config: Mapping[str, Any],
+    config: ComparisonConfig,
     agent: Any,
     task_indices: range,
     path: Path,
@@ -878,13 +879,13 @@ def _collect_train(
     from agents import collect
 
     return collect(
-        config["env"]["id"],
+        config.env.id,
         agent,
         task_indices=task_indices,
         samples_per_task=samples_per_task,
-        num_envs=config["data"]["num_envs"],
+        num_envs=config.data.num_envs,
         split="train",
-        seed=config["seed"],
+        seed=config.seed,
         env_kwargs=env_kwargs(config, "train"),
         out=path,
         resume=True,
@@ -906,8 +907,16 @@ def _versus_base(
     }
 
 
-def _claim(out: Path, config: Mapping[str, Any]) -> bool:
-    """Record the config of a run folder; refuse to resume a run of another config.
+def _run_record(config: ComparisonConfig) -> dict[str, Any]:
+    """Return the config as one run's folder records it (``config.json``, ``results.json``).
+
+    Its ``to_dict`` form without ``seeds``: one run is its ``seed`` alone.
+    """
+    return {key: value for key, value in config.to_dict().items() if key != "seeds"}
+
+
+def _claim(out: Path, record: Mapping[str, Any]) -> bool:
+    """Record the config of a run folder (:func:`_run_record`); refuse another config's run.
 
     A config that only adds methods to ``methods.run`` resumes the run: what is done
     stays, the new methods are fitted from the same buffer and evaluated on the same
@@ -922,7 +931,7 @@ def _claim(out: Path, config: Mapping[str, Any]) -> bool:
     """
     state = process_state()
     path = out / "config.json"
-    text = json.dumps(config, indent=2, sort_keys=True) + "\n"
+    text = json.dumps(record, indent=2, sort_keys=True) + "\n"
     current = json.loads(text)  # as it reads back from the file (tuples become lists)
     written = json.loads(path.read_text()) if path.exists() else None
     stored = _with_new_defaults(written) if written is not None else None
@@ -973,9 +982,7 @@ def _with_new_defaults(stored: dict[str, Any]) -> dict[str, Any]:
     A run folder written before a setting existed ran with what is now its default, so a
     newer version of the package resumes it instead of calling it another config.
     """
-    from benchmarks.harness.experiment_config import DEFAULTS
-
-    defaults = json.loads(json.dumps(DEFAULTS))  # as JSON reads it back
+    defaults = json.loads(json.dumps(ComparisonConfig().to_dict()))  # as JSON reads it back
     return {
         key: {**defaults[key], **value}
         if isinstance(value, dict) and isinstance(defaults.get(key), dict)

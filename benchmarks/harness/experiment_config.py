@@ -1,32 +1,45 @@
 """Comparison configs: TOML files in ``benchmarks/configs/`` plus ``section.key=value`` overrides.
 
 A config names everything a comparison depends on, so two runs of one config compare
-fairly and ``results.json`` can record it whole::
+fairly and ``results.json`` can record it whole. :func:`load_config` reads one into a
+:class:`ComparisonConfig`, checked whole before any work::
 
     config = load_config("smoke", ["data.train_tasks=8", "methods.run=['zero-shot', 'rft']"])
-    config["policy"]["model"]   # "tiny"
+    config.policy.model          # "tiny"
+    config.to_dict()             # the plain dict run folders record (config.json)
 
-Sections and their keys (defaults in :data:`DEFAULTS`): ``env`` (which environment and
-simulated human), ``policy`` (the model and its sampling), ``warm_start`` (behaviour
-cloning of a scripted demonstrator before RL; its result is the base every method starts
-from), ``data`` (training data collected with the base policy, or a trajectory file to
-train on instead: ``data.trajectories``), ``eval`` (held-out
-tasks), ``training`` (the :class:`~algorithms.TrainingConfig` every algorithm shares)
-and ``methods`` (which to run, plus a table of settings per algorithm, e.g.
-``[methods.sweet-rl]``). The ``training`` and ``methods.NAME`` keys are checked against
-the algorithms' config classes when a run starts
-(:func:`benchmarks.harness.compare.check_training_settings`), not here, so that this module
-stays free of torch.
+Sections, one frozen dataclass each: ``env`` (:class:`EnvConfig`: which environment and
+simulated human), ``policy`` (:class:`PolicyConfig`: the model and its sampling),
+``warm_start`` (:class:`WarmStartConfig`: behaviour cloning of a scripted demonstrator
+before RL; its result is the base every method starts from), ``data``
+(:class:`DataConfig`: training data collected with the base policy, or a trajectory file
+to train on instead), ``eval`` (:class:`EvalConfig`: held-out tasks), ``training`` (the
+:class:`~algorithms.TrainingConfig` settings every algorithm shares) and ``methods``
+(:class:`MethodsConfig`: which to run, plus a table of settings per algorithm, e.g.
+``[methods.sweet-rl]``). The ``training``, ``methods.NAME`` and the warm start's
+behaviour-cloning settings are free-form here: they are checked against the algorithms'
+config classes when a run starts
+(:func:`benchmarks.harness.compare.check_training_settings`), so that this module stays
+free of torch.
+
+A config kept as a plain dict (a run folder's ``config.json``) becomes one again with
+:meth:`ComparisonConfig.from_dict`; the harness's entry points
+(:func:`~benchmarks.harness.compare.run_comparison`,
+:func:`~benchmarks.harness.seeds.run_seeds`) accept such a dict too and read it so.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import difflib
 import sys
+import types
+import typing
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 from benchmarks.harness.policies import ZERO_SHOT
 from sweetrl_gym.setting_types import describe_type, matches_type
@@ -38,16 +51,19 @@ else:  # pragma: no cover - Python 3.10
 
 __all__ = [
     "CONFIG_DIR",
-    "DEFAULTS",
     "DEMONSTRATORS",
     "DTYPES",
     "WARM_START_DEMONSTRATORS",
+    "ComparisonConfig",
     "ConfigError",
-    "apply_override",
+    "DataConfig",
+    "EnvConfig",
+    "EvalConfig",
+    "MethodsConfig",
+    "PolicyConfig",
+    "WarmStartConfig",
     "config_names",
     "load_config",
-    "method_settings",
-    "warm_start_settings",
 ]
 
 CONFIG_DIR = Path(__file__).parents[1] / "configs"  # benchmarks/configs/, shipped in the wheel
@@ -55,104 +71,538 @@ DEMONSTRATORS = ("oracle", "random", "immediate", "collaborator")
 """Scripted agents that ``data.demonstrations`` may add to the training data."""
 WARM_START_DEMONSTRATORS = ("collaborator", "oracle")
 """Scripted agents a warm start (``warm_start.demonstrator``) may clone."""
-_WARM_START_KEYS = ("demonstrator", "tasks", "ask_probability", "apply_probability")
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 """Values of ``policy.dtype`` (``"auto"``: the checkpoint's own, as ``from_pretrained``)."""
 
-DEFAULTS: dict[str, Any] = {
-    "name": "custom",
-    "description": "",
-    "seed": 0,
-    # Seeds of the whole pipeline (warm start, data, critic, policy step): one run each in
-    # OUT/seed-N, then pooled (benchmarks.harness.pool). []: one run of `seed` in OUT.
-    "seeds": [],
-    "env": {
-        "id": "ColBench-Backend-v0",
-        "max_turns": 10,
-        "simulator": "default",  # "default" (offline) or "openai" (an OpenAI-compatible server)
-        "simulator_base_url": "",
-        "simulator_model": "",
-        # The "openai" human's request: "ours" (our wording, role-swapped chat) or
-        # "official" (the paper's: the official prompt file as one user message, 4,096
-        # tokens), which needs simulator_prompt_file: your copy of sweet_rl's
-        # prompts/human_simulator_code_prompt.txt (Frontend: ..._html_prompt.txt).
-        "simulator_prompt_format": "ours",
-        "simulator_prompt_file": "",
-        "simulator_max_tokens": 0,  # most tokens a reply (0: ours 256, official 4,096)
-        # "raise" (an episode whose human failed is no data point) or "no_response" (the
-        # official code's: the human says "No response." and the episode goes on).
-        "simulator_on_error": "raise",
-        "tasks": "bundled",  # or the official JSONL of the training tasks
-        "test_tasks": "",  # the official JSONL of the held-out tasks ("": same as tasks)
-        "difficulty": [],  # backend only: [lo, hi] hidden facts that matter
-        "families": [],  # backend only: bundled task families to keep ([]: all)
-        "turn_notice": False,  # not official: the human's replies say how many turns are left
-        # Frontend only: "perceptual" (offline, no weights) or "clip" (the paper's score:
-        # CLIP image embeddings; clip_model a local folder or a hub id).
-        "similarity": "perceptual",
-        "clip_model": "",
-    },
-    "policy": {
-        # "default" (SmolLM2-135M), "tiny" (random init), a local folder or a hub id
-        # ("meta-llama/Llama-3.1-8B-Instruct"), read by from_pretrained.
-        "model": "default",
-        "temperature": 1.0,  # sampling when collecting training data (paper: 1.0)
-        "eval_temperature": 0.0,  # sampling when evaluating (0: greedy)
-        "max_new_tokens": 1024,
-        "batch_size": 8,
-        "dtype": "auto",  # or "float32", "bfloat16", "float16"; "auto": the checkpoint's own
-        "device": "auto",  # "auto": this process's accelerate device, or e.g. "cpu", "cuda:0"
-        # "full" (the default agent prompt), "short" (one line, for small models trained
-        # on the protocol) or the prompt's own text.
-        "system_prompt": "full",
-        # A file whose text is the system prompt instead (e.g. your copy of sweet_rl's
-        # prompts/llm_agent_code_prompt.txt, which the published trajectories were made
-        # with: training on them then reads the prompts the official agent saw). "": none.
-        "system_prompt_file": "",
-        # Generation through an OpenAI-compatible server (collection, SWEET-RL's and
-        # ArCHer's samples, evaluation); training stays local. Either a command that
-        # serves a saved policy folder, started for each stage that samples from one
-        # ("vllm serve {model} --port {port}"; {device}: the process's local index), or
-        # the root of a running server that loads models by name ("http://host:8000/v1",
-        # e.g. transformers serve). "": local generation.
-        "server_command": "",
-        "server_base_url": "",
-        "server_concurrency": 32,  # requests in flight per process
-    },
-    # Behaviour cloning before RL: every method then starts from the clone (the "base").
-    # Other keys of this section are BehaviorCloning settings over [training].
-    "warm_start": {
-        "demonstrator": "",  # "": no warm start; "collaborator" or "oracle"
-        "tasks": 0,  # training tasks it demonstrates (the first ones; RL data comes after)
-        "ask_probability": 0.5,  # the collaborator's chance of asking about each detail
-        # Frontend only, optional (so Backend run folders keep their config): the
-        # collaborator's chance of applying each thing the human says (default: the
-        # FrontendCollaborator's, 0.8); it asks about the design first with ask_probability.
-    },
-    "data": {
-        "train_tasks": 1000,
-        "samples_per_task": 3,
-        "num_envs": 8,
-        # Scripted agents whose episodes join the base policy's (e.g. ["oracle"]): for
-        # policies too weak to ever succeed alone, which would leave nothing to learn.
-        "demonstrations": [],
-        # A trajectory file to train every method on instead of collecting (ours or the
-        # official sweet_rl format, e.g. the published colbench_code_offline_15k_llama8b
-        # .jsonl): its episodes are the whole training data. "": collect as above.
-        "trajectories": "",
-    },
-    "eval": {"test_tasks": 1000, "samples_per_task": 1, "num_envs": 8},
-    "training": {},
-    # Which methods to compare, in order: "zero-shot" (the base policy untrained), the
-    # name of an installed method (an entry point of sweetrl_gym.algorithms: the built-in
-    # ones and your packages') or an import path package.module:Class. []: "zero-shot" and
-    # every installed method but the controls.
-    "methods": {"run": []},
-}
+_Config = TypeVar("_Config", bound="_Settings")
 
 
 class ConfigError(ValueError):
-    """A config file or override is invalid; the message says which key and why."""
+    """A config file, override or setting is invalid; the message says which key and why."""
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """Typed settings checked when made, read from and written to plain dicts.
+
+    Subclasses name their section (``SECTION``) and, where the section takes settings of
+    its own choosing besides its fields, the field that keeps them (``OTHERS``).
+    """
+
+    SECTION: ClassVar[str] = ""
+    OTHERS: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        prefix = f"{self.SECTION}." if self.SECTION else ""
+        hints = typing.get_type_hints(type(self))
+        for item in fields(self):
+            value, hint = getattr(self, item.name), hints[item.name]
+            if isinstance(value, tuple) and typing.get_origin(hint) is list:
+                value = list(value)  # a list is what TOML and JSON give back
+                object.__setattr__(self, item.name, value)
+            if not _matches(value, hint):
+                raise ConfigError(f"{prefix}{item.name} must be {_describe(hint)}, got {value!r}")
+        self._check()
+
+    def _check(self) -> None:
+        """Check what types alone do not (subclasses); raise :class:`ConfigError`."""
+
+    def replace(self: _Config, **changes: Any) -> _Config:
+        """Return a copy with some settings changed, checked as a new config.
+
+        Raises:
+            ConfigError: If a name is not a setting here (the message suggests the
+                closest one), or a value is invalid.
+
+        """
+        names = [item.name for item in fields(self)]
+        for key in changes:
+            if key not in names:
+                raise ConfigError(_unknown(key, names, f"{self.SECTION}." if self.SECTION else ""))
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the settings as the plain dict a config file reads as (JSON-serialisable).
+
+        A section's own settings come in field order, then those of its choosing
+        (``OTHERS``); an optional setting that is unset (``None``) is left out.
+        """
+        data: dict[str, Any] = {}
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if item.name == self.OTHERS or value is None:
+                continue
+            data[item.name] = (
+                value.to_dict() if isinstance(value, _Settings) else copy.deepcopy(value)
+            )
+        if self.OTHERS:
+            data.update(copy.deepcopy(getattr(self, self.OTHERS)))
+        return data
+
+    @classmethod
+    def from_dict(cls: type[_Config], data: Mapping[str, Any]) -> _Config:
+        """Build the settings from :meth:`to_dict` output or any part of it (the rest: defaults).
+
+        Raises:
+            ConfigError: If a key is unknown (did-you-mean) or a value is invalid.
+
+        """
+        prefix = f"{cls.SECTION}." if cls.SECTION else ""
+        if not isinstance(data, Mapping):
+            where = cls.SECTION or "a config"
+            raise ConfigError(f"{where} must be a table of settings, got {data!r}")
+        hints = typing.get_type_hints(cls)
+        own = [item.name for item in fields(cls) if item.name != cls.OTHERS]
+        values: dict[str, Any] = {}
+        others: dict[str, Any] = {}
+        for key, value in data.items():
+            section = hints.get(key)
+            if key in own and isinstance(section, type) and issubclass(section, _Settings):
+                values[key] = section.from_dict(value)
+            elif key in own:
+                values[key] = copy.deepcopy(value)
+            elif cls.OTHERS:
+                others[key] = copy.deepcopy(value)
+            else:
+                raise ConfigError(_unknown(key, own, prefix))
+        if cls.OTHERS:
+            values[cls.OTHERS] = others
+        return cls(**values)
+
+
+def _matches(value: Any, hint: Any) -> bool:
+    """:func:`matches_type`, with the items of a ``list[X]`` checked too."""
+    if typing.get_origin(hint) is list:
+        (item,) = typing.get_args(hint)
+        return isinstance(value, list) and all(matches_type(v, item) for v in value)
+    if typing.get_origin(hint) is dict:
+        return isinstance(value, dict)
+    return matches_type(value, hint)
+
+
+_PLURALS = {int: "integers", str: "strings", float: "numbers"}
+
+
+def _describe(hint: Any) -> str:
+    """Name a setting's type for a message (an unset optional setting is not written)."""
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        options = [o for o in typing.get_args(hint) if o is not type(None)]
+        return " or ".join(_describe(o) for o in options)
+    if typing.get_origin(hint) is list:
+        (item,) = typing.get_args(hint)
+        return f"a list of {_PLURALS.get(item, describe_type(item))}"
+    if typing.get_origin(hint) is dict:
+        return "a table of settings"
+    return describe_type(hint)
+
+
+def _unknown(key: str, known: Sequence[str], prefix: str) -> str:
+    """Say that ``prefix + key`` is no setting, with the closest known one."""
+    close = difflib.get_close_matches(key, list(known), n=1)
+    hint = f"; did you mean '{prefix}{close[0]}'?" if close else ""
+    return f"unknown setting '{prefix}{key}'{hint}"
+
+
+def _check_positive(section: str, owner: Any, *names: str) -> None:
+    for name in names:
+        value = getattr(owner, name)
+        if value < 1:
+            raise ConfigError(f"{section}.{name} must be a positive integer, got {value!r}")
+
+
+@dataclass(frozen=True)
+class EnvConfig(_Settings):
+    """``[env]``: the environment, its tasks and its simulated human."""
+
+    SECTION: ClassVar[str] = "env"
+
+    id: str = "ColBench-Backend-v0"
+    """The registered environment: ``ColBench-Backend-v0`` or ``ColBench-Frontend-v0``."""
+    max_turns: int = 10
+    """Agent messages per episode."""
+    simulator: str = "default"
+    """The simulated human: ``"default"`` (offline) or ``"openai"`` (a chat server's model)."""
+    simulator_base_url: str = ""
+    """The ``"openai"`` human's server root (``http://host:8000/v1``)."""
+    simulator_model: str = ""
+    """The model the ``"openai"`` human's server answers with."""
+    simulator_prompt_format: str = "ours"
+    """The ``"openai"`` human's request: ``"ours"`` (our wording, role-swapped chat) or
+    ``"official"`` (the paper's: ``simulator_prompt_file`` as one user message)."""
+    simulator_prompt_file: str = ""
+    """Your copy of sweet_rl's ``prompts/human_simulator_code_prompt.txt`` (Frontend:
+    ``..._html_prompt.txt``), which ``"official"`` needs."""
+    simulator_max_tokens: int = 0
+    """Most tokens a human's reply (0: the format's own, ours 256, official 4,096)."""
+    simulator_on_error: str = "raise"
+    """A failed human: ``"raise"`` (no data point) or ``"no_response"`` (the official
+    code's: the human says "No response." and the episode goes on)."""
+    tasks: str = "bundled"
+    """The training tasks: ``"bundled"``, or the official JSONL of the training tasks."""
+    test_tasks: str = ""
+    """The official JSONL of the held-out tasks (``""``: from the same source as ``tasks``)."""
+    difficulty: list[int] = field(default_factory=list)
+    """Backend only: ``[lo, hi]`` hidden facts that matter (``[]``: all)."""
+    families: list[str] = field(default_factory=list)
+    """Backend only: bundled task families to keep (``[]``: all)."""
+    turn_notice: bool = False
+    """Not official: the human's replies say how many turns are left."""
+    similarity: str = "perceptual"
+    """Frontend only: ``"perceptual"`` (offline, no weights) or ``"clip"`` (the paper's score)."""
+    clip_model: str = ""
+    """The CLIP checkpoint of ``similarity = "clip"``: a local folder or a hub id."""
+
+    def _check(self) -> None:
+        _check_positive("env", self, "max_turns")
+        if self.difficulty and len(self.difficulty) != 2:
+            raise ConfigError(f"env.difficulty must be [] or [lo, hi], got {self.difficulty!r}")
+        if self.simulator not in ("default", "openai"):
+            raise ConfigError("env.simulator must be 'default' or 'openai'")
+        self._check_similarity()
+        if self.simulator == "openai" and not self.simulator_base_url:
+            raise ConfigError(
+                "env.simulator = 'openai' needs env.simulator_base_url and simulator_model"
+            )
+        self._check_simulator_request()
+
+    def _check_similarity(self) -> None:
+        similarity, clip_model = self.similarity, self.clip_model
+        if similarity not in ("perceptual", "clip"):
+            raise ConfigError(f"env.similarity must be 'perceptual' or 'clip', got {similarity!r}")
+        if similarity == "clip" and not clip_model:
+            raise ConfigError(
+                "env.similarity = 'clip' needs env.clip_model: a CLIP checkpoint's local "
+                "folder or hub id (e.g. openai/clip-vit-base-patch32)"
+            )
+        if clip_model and similarity != "clip":
+            raise ConfigError("env.clip_model is used only with env.similarity = 'clip'")
+        if similarity == "clip" and self.id != "ColBench-Frontend-v0":
+            raise ConfigError(
+                "env.similarity = 'clip' scores Frontend pages (ColBench-Frontend-v0)"
+            )
+
+    def _check_simulator_request(self) -> None:
+        """Check the ``openai`` human's request settings (the prompt file is read when used)."""
+        from sweetrl_gym.official_data import HUMAN_PROMPT_FILES, REPOSITORY
+        from sweetrl_gym.simulators.prompts import PROMPT_FORMATS
+
+        prompt_format, prompt_file = self.simulator_prompt_format, self.simulator_prompt_file
+        if prompt_format not in PROMPT_FORMATS:
+            raise ConfigError(
+                f"env.simulator_prompt_format must be one of {PROMPT_FORMATS}, "
+                f"got {prompt_format!r}"
+            )
+        if self.simulator_on_error not in ("raise", "no_response"):
+            raise ConfigError("env.simulator_on_error must be 'raise' or 'no_response'")
+        if self.simulator_max_tokens < 0:
+            raise ConfigError("env.simulator_max_tokens must be >= 0 (0: the format's own)")
+        changed = prompt_format != "ours" or prompt_file or self.simulator_max_tokens
+        if self.simulator != "openai" and (changed or self.simulator_on_error != "raise"):
+            raise ConfigError(
+                "env.simulator_prompt_format, simulator_prompt_file, simulator_max_tokens and "
+                "simulator_on_error set the request of env.simulator = 'openai'"
+            )
+        kind = "frontend" if self.id == "ColBench-Frontend-v0" else "backend"
+        if prompt_format == "official" and not prompt_file:
+            raise ConfigError(
+                "env.simulator_prompt_format = 'official' needs env.simulator_prompt_file: the "
+                f"path of your copy of {HUMAN_PROMPT_FILES[kind]} from "
+                f"{REPOSITORY} (CC-BY-NC, not shipped here)"
+            )
+        if prompt_file and prompt_format != "official":
+            raise ConfigError(
+                "env.simulator_prompt_file is read only with "
+                "env.simulator_prompt_format = 'official'"
+            )
+
+
+@dataclass(frozen=True)
+class PolicyConfig(_Settings):
+    """``[policy]``: the model every method starts from, how it samples and where it generates."""
+
+    SECTION: ClassVar[str] = "policy"
+
+    model: str = "default"
+    """``"default"`` (SmolLM2-135M), ``"tiny"`` (random init), a local folder or a hub id
+    (``"meta-llama/Llama-3.1-8B-Instruct"``), read by ``from_pretrained``."""
+    temperature: float = 1.0
+    """Sampling temperature when collecting training data (paper: 1.0)."""
+    eval_temperature: float = 0.0
+    """Sampling temperature when evaluating (0: greedy)."""
+    max_new_tokens: int = 1024
+    """Most tokens of one agent message."""
+    batch_size: int = 8
+    """Prompts generated together."""
+    dtype: str = "auto"
+    """``"auto"`` (the checkpoint's own), ``"float32"``, ``"bfloat16"`` or ``"float16"``."""
+    device: str = "auto"
+    """``"auto"``: this process's accelerate device; or e.g. ``"cpu"``, ``"cuda:0"``."""
+    system_prompt: str = "full"
+    """``"full"`` (the environment's agent prompt), ``"short"`` (one line, for small models
+    trained on the protocol) or the prompt's own text."""
+    system_prompt_file: str = ""
+    """A file whose text is the system prompt instead (e.g. your copy of sweet_rl's
+    ``prompts/llm_agent_code_prompt.txt``, which the published trajectories were made with)."""
+    server_command: str = ""
+    """A command that serves a saved policy folder for each stage that samples from one
+    (``"vllm serve {model} --port {port}"``; ``{device}``: the process's local index)."""
+    server_base_url: str = ""
+    """The root of a running server that loads models by name (``"http://host:8000/v1"``).
+    With neither server setting, generation is local; training always is."""
+    server_concurrency: int = 32
+    """Requests in flight per process."""
+
+    def _check(self) -> None:
+        _check_positive("policy", self, "max_new_tokens")
+        if not self.model.strip():
+            raise ConfigError(
+                "policy.model must be 'default', 'tiny', a local model folder or a hub id"
+            )
+        if self.dtype not in DTYPES:
+            raise ConfigError(f"policy.dtype must be one of {DTYPES}, got {self.dtype!r}")
+        self._check_server()
+
+    def _check_server(self) -> None:
+        from sweetrl_gym.chat_api import check_base_url
+        from sweetrl_gym.model_server import check_server_command
+
+        command, url = self.server_command, self.server_base_url
+        if command and url:
+            raise ConfigError(
+                "set policy.server_command (a server started for each policy) or "
+                "policy.server_base_url (a running one), not both"
+            )
+        try:
+            if command:
+                check_server_command(command)
+            if url:
+                check_base_url(url)
+        except ValueError as err:
+            which = "command" if command else "base_url"
+            raise ConfigError(f"policy.server_{which}: {err}") from None
+        if self.server_concurrency < 1:
+            raise ConfigError(
+                f"policy.server_concurrency must be >= 1, got {self.server_concurrency!r}"
+            )
+
+
+@dataclass(frozen=True)
+class WarmStartConfig(_Settings):
+    """``[warm_start]``: behaviour cloning before RL; every method then starts from the clone.
+
+    Its other keys (``settings``) are :class:`~algorithms.BehaviorCloning` settings over
+    ``[training]`` (:meth:`ComparisonConfig.warm_start_settings`).
+    """
+
+    SECTION: ClassVar[str] = "warm_start"
+    OTHERS: ClassVar[str] = "settings"
+
+    demonstrator: str = ""
+    """The scripted agent cloned: ``""`` (no warm start), ``"collaborator"`` or ``"oracle"``."""
+    tasks: int = 0
+    """Training tasks it demonstrates (the first ones; RL data comes after)."""
+    ask_probability: float = 0.5
+    """The collaborator's chance of asking about each detail."""
+    apply_probability: float | None = None
+    """Frontend only: the collaborator's chance of applying each thing the human says
+    (``None``: the FrontendCollaborator's own, 0.8; unset, it is not recorded, so Backend
+    run folders keep their config)."""
+    settings: dict[str, Any] = field(default_factory=dict)
+    """The section's other keys: behaviour-cloning settings over ``[training]``."""
+
+    def _check(self) -> None:
+        demonstrator = self.demonstrator
+        if demonstrator and demonstrator not in WARM_START_DEMONSTRATORS:
+            raise ConfigError(
+                "warm_start.demonstrator must be '' (none) or one of "
+                f"{WARM_START_DEMONSTRATORS}, got {demonstrator!r}"
+            )
+        if self.tasks < 0:
+            raise ConfigError(
+                f"warm_start.tasks must be a non-negative integer, got {self.tasks!r}"
+            )
+        if demonstrator and not self.tasks:
+            raise ConfigError("warm_start.demonstrator needs warm_start.tasks > 0")
+        for key in ("ask_probability", "apply_probability"):
+            probability = getattr(self, key)
+            if probability is not None and not 0 <= probability <= 1:
+                raise ConfigError(f"warm_start.{key} must be in [0, 1], got {probability!r}")
+
+
+@dataclass(frozen=True)
+class DataConfig(_Settings):
+    """``[data]``: the training data, collected with the base policy or read from a file."""
+
+    SECTION: ClassVar[str] = "data"
+
+    train_tasks: int = 1000
+    """Training tasks played (after the warm start's)."""
+    samples_per_task: int = 3
+    """Episodes of the base policy per training task."""
+    num_envs: int = 8
+    """Environments stepped in lockstep while collecting."""
+    demonstrations: list[str] = field(default_factory=list)
+    """Scripted agents whose episodes join the base policy's (e.g. ``["oracle"]``): for
+    policies too weak to ever succeed alone, which would leave nothing to learn."""
+    trajectories: str = ""
+    """A trajectory file to train every method on instead of collecting (ours or the
+    official sweet_rl format); ``""``: collect as above."""
+
+    def _check(self) -> None:
+        _check_positive("data", self, "train_tasks", "samples_per_task")
+        if any(d not in DEMONSTRATORS for d in self.demonstrations):
+            raise ConfigError(f"data.demonstrations must be a list drawn from {DEMONSTRATORS}")
+
+
+@dataclass(frozen=True)
+class EvalConfig(_Settings):
+    """``[eval]``: the held-out tasks every method is evaluated on."""
+
+    SECTION: ClassVar[str] = "eval"
+
+    test_tasks: int = 1000
+    """Held-out tasks (the first ones of the test split)."""
+    samples_per_task: int = 1
+    """Episodes per held-out task."""
+    num_envs: int = 8
+    """Environments stepped in lockstep while evaluating."""
+
+    def _check(self) -> None:
+        _check_positive("eval", self, "test_tasks", "samples_per_task")
+
+
+@dataclass(frozen=True)
+class MethodsConfig(_Settings):
+    """``[methods]``: the methods compared, and ``[methods.NAME]`` settings of each."""
+
+    SECTION: ClassVar[str] = "methods"
+    OTHERS: ClassVar[str] = "settings"
+
+    run: list[str] = field(default_factory=list)
+    """The methods, in order: ``"zero-shot"`` (the base policy untrained), an installed
+    method's name (an entry point of ``sweetrl_gym.algorithms``) or an import path
+    ``package.module:Class``. ``[]``: zero-shot and every installed method but the controls."""
+    settings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Each ``[methods.NAME]`` table: that algorithm's settings over ``[training]``."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.run, (list, tuple)) or not all(isinstance(m, str) for m in self.run):
+            raise ConfigError("methods.run must be a list of method names")
+        super().__post_init__()
+
+    def _check(self) -> None:
+        for name, settings in self.settings.items():
+            if not isinstance(settings, dict):
+                raise ConfigError(
+                    f"methods.{name} must be a table of {name}'s settings "
+                    f"([methods.{name}]), got {settings!r}"
+                )
+        self._check_method_names()
+
+    def _check_method_names(self) -> None:
+        """Refuse unknown names in ``run`` (did-you-mean).
+
+        A method is ``"zero-shot"``, the name of an installed method (an entry point of
+        the ``sweetrl_gym.algorithms`` group, which lists the built-in ones too) or an
+        import path ``package.module:Class``. The ``[methods.NAME]`` sections are checked
+        when the run starts (:func:`benchmarks.harness.compare.check_training_settings`):
+        a class of an import path, and so the name its section goes by, is known only
+        once imported.
+        """
+        from sweetrl_gym.plugins import ALGORITHM_GROUP, entry_point_names, is_import_path
+
+        if not self.run:
+            return
+        known = (ZERO_SHOT, *entry_point_names(ALGORITHM_GROUP))
+        for name in self.run:
+            if name not in known and not is_import_path(name):
+                close = difflib.get_close_matches(name, known, n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                raise ConfigError(
+                    f"unknown method {name!r} in methods.run; {hint}choose from "
+                    f"{', '.join(known)}, or give an algorithm's import path "
+                    "package.module:Class"
+                )
+
+
+@dataclass(frozen=True)
+class ComparisonConfig(_Settings):
+    """A whole comparison: what :func:`load_config` returns and the harness runs.
+
+    Made from a file by :func:`load_config`, from a plain dict by :meth:`from_dict`;
+    :meth:`to_dict` gives that dict back (what run folders record). Every setting is
+    checked when it is made, except ``training`` and the ``[methods.NAME]`` and
+    warm-start tables, which the algorithms' config classes check when a run starts.
+    """
+
+    name: str = "custom"
+    """The config's name: the report's title and the default folder ``runs/compare/NAME``."""
+    description: str = ""
+    """What the config is for, in a line (``sweetrl configs``, the report)."""
+    seed: int = 0
+    """Seed of the whole pipeline: warm start, data, critic, policy step, evaluation."""
+    seeds: list[int] = field(default_factory=list)
+    """Several runs, one per seed in ``OUT/seed-N``, then pooled
+    (:mod:`benchmarks.harness.pool`); ``[]``: one run of ``seed`` in ``OUT``."""
+    env: EnvConfig = field(default_factory=EnvConfig)
+    """``[env]``: the environment and its simulated human."""
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    """``[policy]``: the model and its sampling."""
+    warm_start: WarmStartConfig = field(default_factory=WarmStartConfig)
+    """``[warm_start]``: behaviour cloning before RL."""
+    data: DataConfig = field(default_factory=DataConfig)
+    """``[data]``: the training data."""
+    eval: EvalConfig = field(default_factory=EvalConfig)
+    """``[eval]``: the held-out tasks."""
+    training: dict[str, Any] = field(default_factory=dict)
+    """``[training]``: :class:`~algorithms.TrainingConfig` settings every algorithm shares."""
+    methods: MethodsConfig = field(default_factory=MethodsConfig)
+    """``[methods]``: which methods run, and each one's settings."""
+
+    def _check(self) -> None:
+        seeds = self.seeds
+        if any(s < 0 for s in seeds):
+            raise ConfigError(f"seeds must be a list of non-negative integers, got {seeds!r}")
+        if len(set(seeds)) != len(seeds):
+            raise ConfigError(f"seeds lists a seed twice: {seeds}")
+        self._check_trajectories()
+
+    def _check_trajectories(self) -> None:
+        """Refuse what collects training data beside a trajectory file (``data.trajectories``)."""
+        if not self.data.trajectories:
+            return
+        if self.warm_start.demonstrator:
+            raise ConfigError(
+                "data.trajectories trains every method on the file's episodes from "
+                'policy.model as it is, with no warm start: set warm_start.demonstrator = "" '
+                "(to start from a cloned policy, give its saved weights, e.g. "
+                "methods/warm-start/model/policy of an earlier run, as policy.model)"
+            )
+        if self.data.demonstrations:
+            raise ConfigError(
+                "data.trajectories is the whole training data; data.demonstrations adds "
+                "episodes to collected data only: set data.demonstrations = []"
+            )
+
+    def method_settings(self, name: str) -> dict[str, Any]:
+        """Return an algorithm's settings: ``[training]`` updated by ``[methods.NAME]``."""
+        return {**self.training, **self.methods.settings.get(name, {})}
+
+    def warm_start_settings(self) -> dict[str, Any]:
+        """Return the behaviour-cloning settings of the warm start: ``[training]`` updated by it."""
+        return {**self.training, **self.warm_start.settings}
+
+    def with_overrides(self, overrides: Sequence[str]) -> ComparisonConfig:
+        """Return a copy with ``section.key=value`` overrides applied, as ``--set`` does.
+
+        Raises:
+            ConfigError: As :func:`load_config` does for an override.
+
+        """
+        data = self.to_dict()
+        for override in overrides:
+            _apply_override(data, override)
+        return ComparisonConfig.from_dict(data)
 
 
 def config_names() -> list[str]:
@@ -160,28 +610,31 @@ def config_names() -> list[str]:
     return sorted(p.stem for p in CONFIG_DIR.glob("*.toml"))
 
 
-def load_config(name_or_path: str | Path, overrides: Sequence[str] = ()) -> dict[str, Any]:
-    """Read a config and apply overrides.
+def load_config(name_or_path: str | Path, overrides: Sequence[str] = ()) -> ComparisonConfig:
+    """Read a config and apply overrides; check it whole.
 
     Args:
         name_or_path: A bundled config's name (see :func:`config_names`) or a TOML path.
-        overrides: ``section.key=value`` strings; the value is read as TOML (``8``,
-            ``1e-5``, ``"text"``, ``['a', 'b']``) and otherwise taken as a string.
+        overrides: ``section.key=value`` strings. The value is read as the setting's type:
+            a text setting takes the text as it is; others read it as TOML (``8``,
+            ``1e-5``, ``true``, ``['a', 'b']``). Free-form settings (``training``,
+            ``methods.NAME``, the warm start's) read it as TOML, else as text.
 
     Returns:
-        The config: :data:`DEFAULTS` updated by the file, then by the overrides.
+        The defaults updated by the file (after the config it ``extends``), then by the
+        overrides.
 
     Raises:
         FileNotFoundError: If there is no such config.
-        ConfigError: If the file is not valid TOML, or a key or value is invalid.
+        ConfigError: If the file is not valid TOML, or a key or value is invalid (an
+            unknown key with the closest known one).
 
     """
-    config = copy.deepcopy(DEFAULTS)
-    _merge_file(config, _config_path(name_or_path), ())
+    data = ComparisonConfig().to_dict()
+    _merge_file(data, _config_path(name_or_path), ())
     for override in overrides:
-        apply_override(config, override)
-    _check(config)
-    return config
+        _apply_override(data, override)
+    return ComparisonConfig.from_dict(data)
 
 
 def _config_path(name_or_path: str | Path) -> Path:
@@ -222,35 +675,86 @@ def _merge_file(config: dict[str, Any], path: Path, chain: tuple[Path, ...]) -> 
     _merge(config, data, where=str(path))
 
 
-def apply_override(config: dict[str, Any], override: str) -> None:
-    """Apply one ``section.key=value`` override in place.
+def _apply_override(config: dict[str, Any], override: str) -> None:
+    """Apply one ``section.key=value`` override to a config's dict, in place.
 
     Raises:
-        ConfigError: If it is not of that form or names an unknown key.
+        ConfigError: If it is not of that form, names an unknown key, or its value is
+            not of the setting's type.
 
     """
     key, sep, raw = override.partition("=")
     if not sep or not key.strip():
         raise ConfigError(f"override {override!r} must look like section.key=value")
+    text = raw.strip()
     try:
-        value = tomllib.loads(f"v = {raw.strip()}")["v"]
+        value = tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
-        value = raw.strip()
+        value = text
     *parents, leaf = key.strip().split(".")
+    hint = _setting_type(parents, leaf)
+    if hint is not None:
+        value = _typed(value, text, hint, key.strip(), override)
     nested: dict[str, Any] = {leaf: value}
     for parent in reversed(parents):
         nested = {parent: nested}
     _merge(config, nested, where=f"override {override!r}")
 
 
+def _setting_type(parents: Sequence[str], leaf: str) -> Any:
+    """Return the type of a typed setting (``None``: a section, free-form or unknown)."""
+    owner: type[_Settings] = ComparisonConfig
+    for parent in parents:
+        section = typing.get_type_hints(owner).get(parent)
+        if not (isinstance(section, type) and issubclass(section, _Settings)):
+            return None
+        owner = section
+    if leaf == owner.OTHERS:
+        return None
+    hint = typing.get_type_hints(owner).get(leaf)
+    if hint is None or typing.get_origin(hint) is dict:
+        return None
+    if isinstance(hint, type) and issubclass(hint, _Settings):
+        return None
+    return hint
+
+
+def _typed(value: Any, text: str, hint: Any, key: str, override: str) -> Any:
+    """Read an override's value as its setting's type; refuse one of another type.
+
+    A text setting takes the text as it is when TOML reads it as something else
+    (``policy.model=7`` is the model ``"7"``); an int stands for a float.
+    """
+    union = typing.get_origin(hint) in (typing.Union, types.UnionType)
+    accepts_text = hint is str or (union and str in typing.get_args(hint))
+    if accepts_text and not isinstance(value, str):
+        return text
+    if _matches(value, hint):
+        return value
+    listed = typing.get_origin(hint) is list and isinstance(value, str)
+    example = f" (a TOML list: {key}=[{value!r}])" if listed else ""
+    raise ConfigError(
+        f"override {override!r}: {key} must be {_describe(hint)}{example}, got {value!r}"
+    )
+
+
+def _free(path: str) -> bool:
+    """Whether the keys under ``path`` (``"training."``, ``"methods.rft."``) are any name."""
+    if not path:
+        return False
+    parts = path.rstrip(".").split(".")
+    section = typing.get_type_hints(ComparisonConfig).get(parts[0])
+    if len(parts) > 1 or typing.get_origin(section) is dict:
+        return True
+    return isinstance(section, type) and issubclass(section, _Settings) and bool(section.OTHERS)
+
+
 def _merge(base: dict[str, Any], data: Mapping[str, Any], where: str, path: str = "") -> None:
+    """Merge a file's or an override's settings into a config's dict, in place."""
     for key, value in data.items():
         dotted = f"{path}{key}"
-        free = path in ("training.", "methods.", "warm_start.") or path.startswith("methods.")
-        if key not in base and not free:
-            close = difflib.get_close_matches(key, list(base), n=1)
-            hint = f"; did you mean '{path}{close[0]}'?" if close else ""
-            raise ConfigError(f"{where}: unknown setting {dotted!r}{hint}")
+        if key not in base and not _free(path):
+            raise ConfigError(f"{where}: {_unknown(key, list(base), path)}")
         if isinstance(value, Mapping):
             if key in base and not isinstance(base[key], dict):
                 raise ConfigError(f"{where}: {dotted!r} is a setting, not a section")
@@ -259,213 +763,3 @@ def _merge(base: dict[str, Any], data: Mapping[str, Any], where: str, path: str 
             raise ConfigError(f"{where}: {dotted!r} is a section; give {dotted}.KEY=VALUE")
         else:
             base[key] = value
-
-
-def _check_types(config: Mapping[str, Any], defaults: Mapping[str, Any], path: str = "") -> None:
-    """Refuse a value whose type differs from its default's (an int may stand for a float)."""
-    for key, default in defaults.items():
-        if key not in config or (path == "" and key in ("training", "methods")):
-            continue  # algorithm settings are checked against their config classes
-        value, dotted = config[key], f"{path}{key}"
-        if isinstance(default, dict):
-            _check_types(value, default, f"{dotted}.")
-        elif not matches_type(value, type(default)):
-            raise ConfigError(f"{dotted} must be {describe_type(type(default))}, got {value!r}")
-
-
-def _check(config: dict[str, Any]) -> None:
-    _check_types(config, DEFAULTS)
-    methods = config["methods"]["run"]
-    if not isinstance(methods, list) or not all(isinstance(m, str) for m in methods):
-        raise ConfigError("methods.run must be a list of method names")
-    _check_method_names(config["methods"])
-    for section, key in (
-        ("data", "train_tasks"),
-        ("data", "samples_per_task"),
-        ("eval", "test_tasks"),
-        ("eval", "samples_per_task"),
-        ("env", "max_turns"),
-        ("policy", "max_new_tokens"),
-    ):
-        value = config[section][key]
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ConfigError(f"{section}.{key} must be a positive integer, got {value!r}")
-    seeds = config["seeds"]
-    if not isinstance(seeds, list) or not all(
-        isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds
-    ):
-        raise ConfigError(f"seeds must be a list of non-negative integers, got {seeds!r}")
-    if len(set(seeds)) != len(seeds):
-        raise ConfigError(f"seeds lists a seed twice: {seeds}")
-    families = config["env"]["families"]
-    if not isinstance(families, list) or not all(isinstance(f, str) for f in families):
-        raise ConfigError("env.families must be a list of task family names")
-    demos = config["data"]["demonstrations"]
-    if not isinstance(demos, list) or any(d not in DEMONSTRATORS for d in demos):
-        raise ConfigError(f"data.demonstrations must be a list drawn from {DEMONSTRATORS}")
-    model = config["policy"]["model"]
-    if not isinstance(model, str) or not model.strip():
-        raise ConfigError(
-            "policy.model must be 'default', 'tiny', a local model folder or a hub id"
-        )
-    if config["policy"]["dtype"] not in DTYPES:
-        raise ConfigError(
-            f"policy.dtype must be one of {DTYPES}, got {config['policy']['dtype']!r}"
-        )
-    _check_warm_start(config["warm_start"])
-    _check_trajectories(config)
-    _check_server(config["policy"])
-    if config["env"]["simulator"] not in ("default", "openai"):
-        raise ConfigError("env.simulator must be 'default' or 'openai'")
-    _check_similarity(config["env"])
-    if config["env"]["simulator"] == "openai" and not config["env"]["simulator_base_url"]:
-        raise ConfigError(
-            "env.simulator = 'openai' needs env.simulator_base_url and simulator_model"
-        )
-    _check_simulator_request(config["env"])
-
-
-def _check_method_names(methods: Mapping[str, Any]) -> None:
-    """Refuse unknown names in ``methods.run`` (did-you-mean).
-
-    A method is ``"zero-shot"``, the name of an installed method (an entry point of the
-    ``sweetrl_gym.algorithms`` group, which lists the built-in ones too) or an import path
-    ``package.module:Class``. The ``[methods.NAME]`` sections are checked when the run
-    starts (:func:`benchmarks.harness.compare.check_training_settings`): a class of an
-    import path, and so the name its section goes by, is known only once imported.
-    """
-    from sweetrl_gym.plugins import ALGORITHM_GROUP, entry_point_names, is_import_path
-
-    known = (ZERO_SHOT, *entry_point_names(ALGORITHM_GROUP))
-    run = methods["run"]
-    for name in run:
-        if name not in known and not is_import_path(name):
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            raise ConfigError(
-                f"unknown method {name!r} in methods.run; {hint}choose from {', '.join(known)}, "
-                "or give an algorithm's import path package.module:Class"
-            )
-
-
-def _check_similarity(env: Mapping[str, Any]) -> None:
-    similarity, clip_model = env["similarity"], env["clip_model"]
-    if similarity not in ("perceptual", "clip"):
-        raise ConfigError(f"env.similarity must be 'perceptual' or 'clip', got {similarity!r}")
-    if similarity == "clip" and not clip_model:
-        raise ConfigError(
-            "env.similarity = 'clip' needs env.clip_model: a CLIP checkpoint's local folder "
-            "or hub id (e.g. openai/clip-vit-base-patch32)"
-        )
-    if clip_model and similarity != "clip":
-        raise ConfigError("env.clip_model is used only with env.similarity = 'clip'")
-    if similarity == "clip" and env["id"] != "ColBench-Frontend-v0":
-        raise ConfigError("env.similarity = 'clip' scores Frontend pages (ColBench-Frontend-v0)")
-
-
-def _check_simulator_request(env: Mapping[str, Any]) -> None:
-    """Check the ``openai`` human's request settings (the prompt file is read when used)."""
-    from sweetrl_gym.official_data import HUMAN_PROMPT_FILES, REPOSITORY
-    from sweetrl_gym.simulators.prompts import PROMPT_FORMATS
-
-    prompt_format, prompt_file = env["simulator_prompt_format"], env["simulator_prompt_file"]
-    if prompt_format not in PROMPT_FORMATS:
-        raise ConfigError(
-            f"env.simulator_prompt_format must be one of {PROMPT_FORMATS}, got {prompt_format!r}"
-        )
-    if env["simulator_on_error"] not in ("raise", "no_response"):
-        raise ConfigError("env.simulator_on_error must be 'raise' or 'no_response'")
-    if env["simulator_max_tokens"] < 0:
-        raise ConfigError("env.simulator_max_tokens must be >= 0 (0: the format's own)")
-    changed = prompt_format != "ours" or prompt_file or env["simulator_max_tokens"]
-    if env["simulator"] != "openai" and (changed or env["simulator_on_error"] != "raise"):
-        raise ConfigError(
-            "env.simulator_prompt_format, simulator_prompt_file, simulator_max_tokens and "
-            "simulator_on_error set the request of env.simulator = 'openai'"
-        )
-    kind = "frontend" if env["id"] == "ColBench-Frontend-v0" else "backend"
-    if prompt_format == "official" and not prompt_file:
-        raise ConfigError(
-            "env.simulator_prompt_format = 'official' needs env.simulator_prompt_file: the "
-            f"path of your copy of {HUMAN_PROMPT_FILES[kind]} from "
-            f"{REPOSITORY} (CC-BY-NC, not shipped here)"
-        )
-    if prompt_file and prompt_format != "official":
-        raise ConfigError(
-            "env.simulator_prompt_file is read only with env.simulator_prompt_format = 'official'"
-        )
-
-
-def method_settings(config: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """Return an algorithm's settings: ``[training]`` updated by ``[methods.NAME]``."""
-    return {**config["training"], **config["methods"].get(name, {})}
-
-
-def warm_start_settings(config: Mapping[str, Any]) -> dict[str, Any]:
-    """Return the behaviour-cloning settings of the warm start: ``[training]`` updated by it."""
-    extra = {k: v for k, v in config["warm_start"].items() if k not in _WARM_START_KEYS}
-    return {**config["training"], **extra}
-
-
-def _check_trajectories(config: Mapping[str, Any]) -> None:
-    """Refuse what collects training data beside a trajectory file (``data.trajectories``)."""
-    if not config["data"]["trajectories"]:
-        return
-    if config["warm_start"]["demonstrator"]:
-        raise ConfigError(
-            "data.trajectories trains every method on the file's episodes from policy.model "
-            'as it is, with no warm start: set warm_start.demonstrator = "" (to start from '
-            "a cloned policy, give its saved weights, e.g. methods/warm-start/model/policy of "
-            "an earlier run, as policy.model)"
-        )
-    if config["data"]["demonstrations"]:
-        raise ConfigError(
-            "data.trajectories is the whole training data; data.demonstrations adds episodes "
-            "to collected data only: set data.demonstrations = []"
-        )
-
-
-def _check_server(policy: Mapping[str, Any]) -> None:
-    from sweetrl_gym.chat_api import check_base_url
-    from sweetrl_gym.model_server import check_server_command
-
-    command, url = policy["server_command"], policy["server_base_url"]
-    if command and url:
-        raise ConfigError(
-            "set policy.server_command (a server started for each policy) or "
-            "policy.server_base_url (a running one), not both"
-        )
-    try:
-        if command:
-            check_server_command(command)
-        if url:
-            check_base_url(url)
-    except ValueError as err:
-        raise ConfigError(f"policy.server_{'command' if command else 'base_url'}: {err}") from None
-    concurrency = policy["server_concurrency"]
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise ConfigError(f"policy.server_concurrency must be >= 1, got {concurrency!r}")
-
-
-def _check_warm_start(section: Mapping[str, Any]) -> None:
-    demonstrator = section["demonstrator"]
-    if demonstrator and demonstrator not in WARM_START_DEMONSTRATORS:
-        raise ConfigError(
-            f"warm_start.demonstrator must be '' (none) or one of {WARM_START_DEMONSTRATORS}, "
-            f"got {demonstrator!r}"
-        )
-    tasks = section["tasks"]
-    if isinstance(tasks, bool) or not isinstance(tasks, int) or tasks < 0:
-        raise ConfigError(f"warm_start.tasks must be a non-negative integer, got {tasks!r}")
-    if demonstrator and not tasks:
-        raise ConfigError("warm_start.demonstrator needs warm_start.tasks > 0")
-    for key in ("ask_probability", "apply_probability"):  # apply_probability is optional
-        if key not in section:
-            continue
-        probability = section[key]
-        if (
-            isinstance(probability, bool)
-            or not isinstance(probability, (int, float))
-            or not (0 <= probability <= 1)
-        ):
-            raise ConfigError(f"warm_start.{key} must be in [0, 1], got {probability!r}")

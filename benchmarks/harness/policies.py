@@ -9,12 +9,12 @@ reference agents.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agents import TransformersAgent
+    from benchmarks.harness.experiment_config import ComparisonConfig
 
 __all__ = [
     "WARM_START",
@@ -37,7 +37,7 @@ ZERO_SHOT = "zero-shot"
 """The untrained base policy's name in ``methods.run`` and reports."""
 
 
-def build_policy(config: Mapping[str, Any], *, evaluation: bool = False) -> TransformersAgent:
+def build_policy(config: ComparisonConfig, *, evaluation: bool = False) -> TransformersAgent:
     """Return a fresh base policy (an ``agents.TransformersAgent``) as the config describes.
 
     ``policy.model`` is ``"default"`` (the embedded SmolLM2-135M), ``"tiny"`` (a
@@ -59,24 +59,22 @@ def build_policy(config: Mapping[str, Any], *, evaluation: bool = False) -> Tran
     from agents.dtypes import torch_dtype
     from agents.loading import DEFAULT_MODEL
 
-    policy = config["policy"]
-    device = policy.get("device", "auto")
+    policy = config.policy
     settings = {
-        "temperature": policy["eval_temperature" if evaluation else "temperature"],
-        "max_new_tokens": policy["max_new_tokens"],
-        "batch_size": policy["batch_size"],
-        "seed": config["seed"],
-        "device": None if device == "auto" else device,
+        "temperature": policy.eval_temperature if evaluation else policy.temperature,
+        "max_new_tokens": policy.max_new_tokens,
+        "batch_size": policy.batch_size,
+        "seed": config.seed,
+        "device": None if policy.device == "auto" else policy.device,
         "system_prompt": system_prompt(config),
     }
-    dtype = policy.get("dtype", "auto")
-    model = policy["model"]
+    dtype, model = policy.dtype, policy.model
     if model == DEFAULT_MODEL:  # the agent's dtype default: bf16 where it is native
         return load_default_agent(**settings, **({} if dtype == "auto" else {"dtype": dtype}))
     if model == "tiny":
         from agents.tiny_model import make_tiny_lm
 
-        lm, tokenizer = make_tiny_lm(seed=config["seed"])
+        lm, tokenizer = make_tiny_lm(seed=config.seed)
         if dtype != "auto":
             lm = lm.to(torch_dtype(dtype))
         return TransformersAgent(lm, tokenizer, **settings)
@@ -84,7 +82,7 @@ def build_policy(config: Mapping[str, Any], *, evaluation: bool = False) -> Tran
     return TransformersAgent(lm, tokenizer, **settings)
 
 
-def system_prompt(config: Mapping[str, Any]) -> str:
+def system_prompt(config: ComparisonConfig) -> str:
     """Return the agent's system prompt that ``policy.system_prompt`` names.
 
     ``"full"``: the agent prompt of the environment; ``"short"``: its one-line form
@@ -99,8 +97,8 @@ def system_prompt(config: Mapping[str, Any]) -> str:
     """
     from agents import prompts
 
-    frontend = config["env"]["id"] == _FRONTEND
-    path = config["policy"].get("system_prompt_file", "")
+    frontend = config.env.id == _FRONTEND
+    path = config.policy.system_prompt_file
     if path:
         if not Path(path).is_file():
             from sweetrl_gym.official_data import AGENT_PROMPT_FILES, REPOSITORY
@@ -111,48 +109,48 @@ def system_prompt(config: Mapping[str, Any]) -> str:
                 f"{official} of {REPOSITORY})"
             )
         return Path(path).read_text(encoding="utf-8")
-    choice = config["policy"]["system_prompt"]
+    choice = config.policy.system_prompt
     named = {
         ("full", False): prompts.BACKEND_AGENT_PROMPT,
         ("short", False): prompts.SHORT_BACKEND_AGENT_PROMPT,
         ("full", True): prompts.FRONTEND_AGENT_PROMPT,
         ("short", True): prompts.SHORT_FRONTEND_AGENT_PROMPT,
     }
-    return named.get((choice, frontend), str(choice))
+    return named.get((choice, frontend), choice)
 
 
 def base_policy(
-    config: Mapping[str, Any], out: Path, *, evaluation: bool = False
+    config: ComparisonConfig, out: Path, *, evaluation: bool = False
 ) -> TransformersAgent:
     """Return a fresh copy of the policy every method starts from.
 
     With a warm start (``warm_start.demonstrator``), the behaviour-cloned model saved
     under ``out/methods/warm-start``; without one, the raw model (:func:`build_policy`).
     """
-    if not config["warm_start"]["demonstrator"]:
+    if not config.warm_start.demonstrator:
         return build_policy(config, evaluation=evaluation)
     return saved_policy(out / "methods" / WARM_START / "model", config, evaluation=evaluation)
 
 
 def saved_policy(
-    directory: Path, config: Mapping[str, Any], *, evaluation: bool = False
+    directory: Path, config: ComparisonConfig, *, evaluation: bool = False
 ) -> TransformersAgent:
     """Load a policy saved by ``Algorithm.save`` with the config's sampling and dtype."""
     from agents.dtypes import torch_dtype
     from algorithms import Algorithm
 
     policy = Algorithm.load(directory).policy
-    settings = config["policy"]
-    policy.temperature = float(settings["eval_temperature" if evaluation else "temperature"])
-    policy.max_new_tokens = int(settings["max_new_tokens"])
-    policy.batch_size = int(settings["batch_size"])
-    if settings.get("dtype", "auto") != "auto":
+    settings = config.policy
+    policy.temperature = float(settings.eval_temperature if evaluation else settings.temperature)
+    policy.max_new_tokens = settings.max_new_tokens
+    policy.batch_size = settings.batch_size
+    if settings.dtype != "auto":
         # Training keeps fp32 master weights; sampling runs in the configured dtype.
-        policy.model.to(torch_dtype(settings["dtype"]))
+        policy.model.to(torch_dtype(settings.dtype))
     return policy
 
 
-def scripted_agent(name: str, config: Mapping[str, Any]) -> Any:
+def scripted_agent(name: str, config: ComparisonConfig) -> Any:
     """Return the scripted agent ``name`` for ``config``.
 
     ``oracle``, ``random``, ``immediate`` or ``collaborator`` (the warm start's
@@ -168,19 +166,21 @@ def scripted_agent(name: str, config: Mapping[str, Any]) -> Any:
         ScriptedCollaborator,
     )
 
-    max_turns = config["env"]["max_turns"]
+    max_turns = config.env.max_turns
     if name == "collaborator":
-        section, seed = config["warm_start"], config["seed"]
-        if config["env"]["id"] == _FRONTEND:
-            applies = {k: section[k] for k in ("apply_probability",) if k in section}
+        section, seed = config.warm_start, config.seed
+        if config.env.id == _FRONTEND:
+            applies: dict[str, float] = {}
+            if section.apply_probability is not None:  # else the collaborator's own
+                applies["apply_probability"] = section.apply_probability
             return FrontendCollaborator(
-                section["ask_probability"], max_turns=max_turns, seed=seed, **applies
+                section.ask_probability, max_turns=max_turns, seed=seed, **applies
             )
-        return ScriptedCollaborator(section["ask_probability"], max_turns=max_turns, seed=seed)
+        return ScriptedCollaborator(section.ask_probability, max_turns=max_turns, seed=seed)
     if name == "oracle":
         return OracleAgent(max_turns=max_turns)
     if name == "random":
-        return RandomAgent(max_turns=max_turns, seed=config["seed"])
+        return RandomAgent(max_turns=max_turns, seed=config.seed)
     if name == "immediate":
         return ImmediateAnswerAgent()
     raise ValueError(

@@ -23,14 +23,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.harness.experiment_config import ComparisonConfig
 from sweetrl_gym.processes import process_state
 
 __all__ = ["run_seeds", "seed_config", "seed_folder", "seed_log"]
 
 
-def seed_config(config: Mapping[str, Any], seed: int) -> dict[str, Any]:
-    """Return the config of one seed's run: ``seed`` set, ``seeds`` left out."""
-    return {**{k: v for k, v in config.items() if k != "seeds"}, "seed": seed}
+def seed_config(config: ComparisonConfig, seed: int) -> ComparisonConfig:
+    """Return the config of one seed's run: ``seed`` set, ``seeds`` emptied."""
+    return config.replace(seed=seed, seeds=[])
 
 
 def seed_folder(out: str | Path, seed: int) -> Path:
@@ -39,15 +40,21 @@ def seed_folder(out: str | Path, seed: int) -> Path:
 
 
 def run_seeds(
-    config: Mapping[str, Any], out: str | Path, *, progress: bool = True, parallel: int = 1
+    config: ComparisonConfig | Mapping[str, Any],
+    out: str | Path,
+    *,
+    progress: bool = True,
+    parallel: int = 1,
 ) -> dict[str, Any] | None:
-    """Run (or resume) the comparison once per seed of ``config["seeds"]``; pool them.
+    """Run (or resume) the comparison once per seed of ``config.seeds``; pool them.
 
     Collective under several processes, as :func:`~benchmarks.harness.compare.run_comparison`;
     only the main process writes the pooled report.
 
     Args:
-        config: From :func:`benchmarks.harness.experiment_config.load_config`, with ``seeds``.
+        config: From :func:`benchmarks.harness.experiment_config.load_config`, with
+            ``seeds``; or a dict of its ``to_dict`` form, read with
+            ``ComparisonConfig.from_dict``.
         out: The folder of the whole comparison (``seed-N`` folders and the pooled report).
         progress: Show progress bars and stage lines (with ``parallel``: a line as each
             seed starts and ends; the seeds' own lines go to their logs).
@@ -58,7 +65,7 @@ def run_seeds(
         The pooled comparison (``pooled.json``'s data); ``None`` with one seed.
 
     Raises:
-        ValueError: If ``config["seeds"]`` is empty, ``parallel`` is below 1 or above 1
+        ValueError: If ``config.seeds`` is empty, ``parallel`` is below 1 or above 1
             under several processes, or as ``run_comparison``.
         RuntimeError: If a seed run at once failed (the message names its log); the
             other seeds finish first.
@@ -67,9 +74,11 @@ def run_seeds(
     from benchmarks.harness.compare import check_simulator, run_comparison
     from benchmarks.harness.pool import pool_runs, write_pooled
 
-    seeds = list(config["seeds"])
+    if not isinstance(config, ComparisonConfig):
+        config = ComparisonConfig.from_dict(config)
+    seeds = list(config.seeds)
     if not seeds:
-        raise ValueError("config['seeds'] is empty: run one seed with run_comparison")
+        raise ValueError("config.seeds is empty: run one seed with run_comparison")
     if parallel < 1:
         raise ValueError(f"parallel must be at least 1, got {parallel}")
     if parallel > 1 and process_state().num_processes > 1:
@@ -102,7 +111,7 @@ def seed_log(out: str | Path, seed: int) -> Path:
 
 
 def _run_at_once(
-    config: Mapping[str, Any], seeds: Sequence[int], out: Path, parallel: int, say: Any
+    config: ComparisonConfig, seeds: Sequence[int], out: Path, parallel: int, say: Any
 ) -> None:
     """Run the seeds' comparisons, ``parallel`` at a time, each in a spawned process."""
     import multiprocessing
@@ -118,7 +127,7 @@ def _run_at_once(
         while waiting or running:
             while waiting and len(running) < parallel:
                 seed = waiting.pop(0)
-                args = (dict(config), seed, str(seed_folder(out, seed)), threads)
+                args = (config, seed, str(seed_folder(out, seed)), threads)
                 process = context.Process(
                     target=_seed_process, args=(*args, str(seed_log(out, seed))), daemon=False
                 )
@@ -160,7 +169,7 @@ def _run_at_once(
 
 
 def _seed_process(
-    config: dict[str, Any], seed: int, folder: str, threads: int, log: str
+    config: ComparisonConfig, seed: int, folder: str, threads: int, log: str
 ) -> None:  # pragma: no cover - runs in a spawned process (its effects are tested)
     """One seed's comparison in a process of its own, its output in ``log``."""
     descriptor = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)

@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sweetrl_gym.processes import process_state
+
+if TYPE_CHECKING:
+    from benchmarks.harness.experiment_config import ComparisonConfig
 
 __all__ = ["generation", "served_folder"]
 
@@ -41,11 +44,11 @@ def served_folder(directory: Path) -> Path | None:
     return directory / "policy"
 
 
-def model_source(config: Mapping[str, Any]) -> str | None:
+def model_source(config: ComparisonConfig) -> str | None:
     """Return what a server loads for the raw ``policy.model`` (``None``: not servable)."""
     from agents.loading import resolve_model_source
 
-    model = config["policy"]["model"]
+    model = config.policy.model
     if model in _LOCAL_ONLY:
         return None
     return resolve_model_source(model, "policy.model")
@@ -53,7 +56,7 @@ def model_source(config: Mapping[str, Any]) -> str | None:
 
 @contextlib.contextmanager
 def generation(
-    agent: Any, model: str | Path | None, config: Mapping[str, Any], log_path: Path
+    agent: Any, model: str | Path | None, config: ComparisonConfig, log_path: Path
 ) -> Iterator[Any]:
     """Let ``agent`` generate through the configured server for the block.
 
@@ -75,13 +78,13 @@ def generation(
     from sweetrl_gym.chat_api import ChatClient
     from sweetrl_gym.model_server import ModelServer
 
-    settings = config["policy"]
-    command, url = settings["server_command"], settings["server_base_url"]
+    settings = config.policy
+    command, url = settings.server_command, settings.server_base_url
     if not (command or url) or not isinstance(agent, TransformersAgent):
         yield agent
         return
     if model is None:
-        why = _LOCAL_ONLY.get(settings["model"], "its folder holds only a LoRA adapter")
+        why = _LOCAL_ONLY.get(settings.model, "its folder holds only a LoRA adapter")
         logger.warning("this policy generates locally, not on the server: %s", why)
         yield agent
         return
@@ -96,10 +99,10 @@ def generation(
             log_path=log_path.with_name(name),
             device=state.local_process_index,
         )
-        served = ServedModel(server=server, max_concurrency=settings["server_concurrency"])
+        served = ServedModel(server=server, max_concurrency=settings.server_concurrency)
     else:
         client = ChatClient(url, str(model))
-        served = ServedModel(client, max_concurrency=settings["server_concurrency"])
+        served = ServedModel(client, max_concurrency=settings.server_concurrency)
     agent.serve_from(served)
     try:
         yield agent

@@ -24,7 +24,7 @@ from typing import Any
 from agents import evaluate
 from algorithms import ArCHer
 from benchmarks.harness.compare import env_kwargs
-from benchmarks.harness.experiment_config import method_settings
+from benchmarks.harness.experiment_config import ComparisonConfig
 from benchmarks.harness.policies import saved_policy
 from sweetrl_gym import TrajectoryBuffer
 
@@ -63,14 +63,14 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=128)
     args = parser.parse_args()
 
-    config = json.loads((args.run / "config.json").read_text())
+    config = ComparisonConfig.from_dict(json.loads((args.run / "config.json").read_text()))
     buffer = TrajectoryBuffer.load(args.run / "data" / "train.jsonl")
     out = args.run / "research-archer" / args.variant
     out.mkdir(parents=True, exist_ok=True)
     variant = dict(VARIANTS[args.variant])
     settings = {
-        "seed": config["seed"],
-        **method_settings(config, "archer"),
+        "seed": config.seed,
+        **config.method_settings("archer"),
         "output_dir": str(out / "run"),
         "progress": False,
     }
@@ -94,14 +94,14 @@ def main() -> None:
         advantages = json.loads((out / "run" / "stages" / "archer_advantages.json").read_text())
         trained = algorithm.policy
     fit_seconds = time.perf_counter() - start
-    trained.temperature = float(config["policy"]["eval_temperature"])
+    trained.temperature = float(config.policy.eval_temperature)
     evaluation = evaluate(
         trained,
-        config["env"]["id"],
+        config.env.id,
         split="test",
         num_tasks=args.tasks,
-        num_envs=config["eval"]["num_envs"],
-        seed=config["seed"],
+        num_envs=config.eval.num_envs,
+        seed=config.seed,
         env_kwargs=env_kwargs(config, "test"),
         out=out / "eval.jsonl",
         resume=(out / "eval.jsonl").exists(),

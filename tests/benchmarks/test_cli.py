@@ -73,7 +73,7 @@ def test_configs_lists_the_bundled_configs_with_descriptions(capsys):
     code, out, _ = run(capsys, "configs")
     assert code == 0
     for name in config_names():
-        description = load_config(name)["description"]
+        description = load_config(name).description
         assert re.search(rf"^{re.escape(name)}\s+{re.escape(description)}$", out, re.MULTILINE)
 
 
@@ -174,7 +174,7 @@ def test_collect_train_eval_with_the_tiny_model(capsys, tmp_path, restores_libra
     collect = ["collect", "--agent", "oracle", "--config", "smoke", "--tasks", "2"]
     code, out, _ = run(capsys, *collect, "--out", str(data), "--no-progress")
     assert code == 0
-    samples = load_config("smoke")["data"]["samples_per_task"]
+    samples = load_config("smoke").data.samples_per_task
     buffer = TrajectoryBuffer.load(data)
     assert len(buffer) == 2 * samples and all(t.success for t in buffer)
     assert f"{2 * samples} episodes of 2 train tasks" in out

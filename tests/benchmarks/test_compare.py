@@ -342,9 +342,9 @@ def test_controls_rank_sweet_rl_pairs_by_a_coin_or_the_environment(tmp_path):
 def test_bundled_configs_load_and_bad_overrides_are_clear():
     for name in ["smoke", "quick", "paper", "paper-1gpu"]:
         config = load_config(name)
-        assert config["name"] == name
-        assert "sweet-rl" in config["methods"]["run"]
-    assert load_config("smoke", ["data.train_tasks=9"])["data"]["train_tasks"] == 9
+        assert config.name == name
+        assert "sweet-rl" in config.methods.run
+    assert load_config("smoke", ["data.train_tasks=9"]).data.train_tasks == 9
     with pytest.raises(ConfigError, match="did you mean"):
         load_config("smoke", ["data.train_taks=9"])
     with pytest.raises(ConfigError, match=r"methods\.run"):
@@ -356,7 +356,7 @@ def test_bundled_configs_load_and_bad_overrides_are_clear():
         check_training_settings(load_config("smoke", ["methods.sweet-rl-env.nll_coef=0.5"]))
     with pytest.raises(ConfigError, match="seed twice"):
         load_config("smoke", ["seeds=[0, 0]"])
-    assert load_config("quick")["seeds"] == [0, 1, 2]
+    assert load_config("quick").seeds == [0, 1, 2]
     with pytest.raises(FileNotFoundError, match="bundled"):
         load_config("nope")
 
@@ -401,7 +401,7 @@ def test_a_hub_id_reaches_from_pretrained_unchanged_with_the_dtype(fake_hub, no_
     assert [name for name, _ in fake_hub] == [HUB_ID, HUB_ID]
     assert fake_hub[0][1] == {}  # no local_files_only: transformers honours HF_HUB_OFFLINE
     assert fake_hub[1][1] in ({"dtype": torch.bfloat16}, {"torch_dtype": torch.bfloat16})
-    assert agent.max_new_tokens == config["policy"]["max_new_tokens"]
+    assert agent.max_new_tokens == config.policy.max_new_tokens
     fake_hub.clear()
     build_policy(load_config("smoke", ["policy.model='gpt2'"]))  # "auto": the checkpoint's
     assert fake_hub[1][0] == "gpt2" and list(fake_hub[1][1].values()) == ["auto"]
@@ -411,7 +411,7 @@ def test_the_cli_agent_and_model_flags_take_hub_ids(fake_hub, no_network, capsys
     code = main(["eval", "--config", "smoke", "--agent", HUB_ID, "--tasks", "1", "--no-progress"])
     assert code == 0, capsys.readouterr().err
     assert fake_hub[0][0] == HUB_ID and f"{HUB_ID} on 1 test tasks" in capsys.readouterr().out
-    assert load_config("smoke", [f"policy.model='{HUB_ID}'"])["policy"]["model"] == HUB_ID
+    assert load_config("smoke", [f"policy.model='{HUB_ID}'"]).policy.model == HUB_ID
 
 
 @pytest.mark.parametrize("name", ["./no-such-model", "/no/such/model", "~/no-such-model", "a/b/c"])
@@ -440,13 +440,13 @@ def test_an_uncached_hub_id_offline_fails_with_one_clear_line(monkeypatch, no_ne
 def test_policy_dtype_is_checked():
     with pytest.raises(ConfigError, match=r"policy\.dtype"):
         load_config("smoke", ["policy.dtype='float8'"])
-    assert load_config("paper")["policy"]["dtype"] == "bfloat16"
+    assert load_config("paper").policy.dtype == "bfloat16"
 
 
 @pytest.mark.parametrize("name", config_names())
 def test_bundled_training_settings_are_settings_of_their_algorithms(name):
     config = load_config(name)
-    check_training_settings(config, config["methods"]["run"])
+    check_training_settings(config, config.methods.run)
 
 
 def test_the_fsdp_config_is_fsdp2_on_8_processes_and_the_paper_configs_name_hub_ids():
@@ -459,12 +459,10 @@ def test_the_fsdp_config_is_fsdp2_on_8_processes_and_the_paper_configs_name_hub_
     assert "accelerate launch --config_file benchmarks/configs/accelerate_fsdp_8gpu.yaml" in header
     for name in ("paper", "paper-1gpu"):
         config = load_config(name)
-        assert config["policy"]["model"] == HUB_ID and config["policy"]["dtype"] == "bfloat16"
-        assert config["env"]["simulator_model"] == "meta-llama/Llama-3.1-70B-Instruct"
-        assert all(
-            "critic_model" not in s for s in config["methods"].values() if isinstance(s, dict)
-        )
-    training = load_config("paper-1gpu")["training"]
+        assert config.policy.model == HUB_ID and config.policy.dtype == "bfloat16"
+        assert config.env.simulator_model == "meta-llama/Llama-3.1-70B-Instruct"
+        assert all("critic_model" not in s for s in config.methods.settings.values())
+    training = load_config("paper-1gpu").training
     assert training["lora_rank"] > 0 and training["gradient_checkpointing"] is True
 
 
@@ -479,13 +477,13 @@ def test_a_missing_critic_model_path_is_named_before_training(tmp_path):
 
 
 def test_warm_start_settings_are_checked_before_any_work():
-    from benchmarks.harness.experiment_config import warm_start_settings
     from benchmarks.harness.policies import system_prompt
 
     config = load_config("quick")
-    assert config["warm_start"]["demonstrator"] == "collaborator"
-    assert warm_start_settings(config)["learning_rate"] == config["warm_start"]["learning_rate"]
-    assert "demonstrator" not in warm_start_settings(config)
+    assert config.warm_start.demonstrator == "collaborator"
+    learning_rate = config.warm_start.settings["learning_rate"]
+    assert config.warm_start_settings()["learning_rate"] == learning_rate
+    assert "demonstrator" not in config.warm_start_settings()
     for bad, match in [
         ("warm_start.demonstrator='teacher'", "warm_start.demonstrator"),
         ("warm_start.ask_probability=1.5", "ask_probability"),
@@ -522,7 +520,8 @@ def test_the_collaborator_of_a_frontend_config_designs_pages():
     told = load_config("quick", [*frontend, "warm_start.apply_probability=0.6"])
     assert scripted_agent("collaborator", told).apply_probability == 0.6
     # The Backend's config is as it was: resumed run folders still match it.
-    assert "apply_probability" not in load_config("quick")["warm_start"]
+    assert load_config("quick").warm_start.apply_probability is None
+    assert "apply_probability" not in load_config("quick").to_dict()["warm_start"]
 
 
 def test_a_fit_is_skipped_only_when_the_buffer_has_nothing_for_the_method(tmp_path, monkeypatch):
@@ -661,8 +660,8 @@ def test_the_frontend_similarity_is_a_setting_checked_at_load():
     with pytest.raises(ConfigError, match="Frontend"):
         load_config("smoke", clip)
     paper = load_config("paper-frontend")
-    assert paper["env"]["similarity"] == "clip" and paper["env"]["simulator"] == "openai"
-    assert paper["methods"]["sweet-rl"]["pair_success_only"] is False
+    assert paper.env.similarity == "clip" and paper.env.simulator == "openai"
+    assert paper.methods.settings["sweet-rl"]["pair_success_only"] is False
 
 
 def test_env_similarity_is_the_environments_scorer():

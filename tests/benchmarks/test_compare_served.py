@@ -46,7 +46,7 @@ def test_a_comparison_generates_through_a_real_server(tmp_path, monkeypatch):
         split="test",
         num_tasks=4,
         num_envs=8,
-        seed=config["seed"],
+        seed=config.seed,
         env_kwargs=env_kwargs(config, "test"),
         out=tmp_path / "local.jsonl",
         progress=False,

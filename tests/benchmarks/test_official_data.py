@@ -156,7 +156,7 @@ def test_trajectories_refuse_what_would_collect_beside_them():
         load_config("smoke", ["data.trajectories=x.jsonl", "data.demonstrations=[]"])
     with pytest.raises(ConfigError, match=r"set data\.demonstrations = \[\]"):
         load_config("smoke", ["data.trajectories=x.jsonl", 'warm_start.demonstrator=""'])
-    assert load_config("smoke")["data"]["trajectories"] == ""
+    assert load_config("smoke").data.trajectories == ""
 
 
 @pytest.mark.parametrize(("env", "split"), [("backend", "test"), ("frontend", "train")])

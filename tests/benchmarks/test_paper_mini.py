@@ -17,15 +17,15 @@ SERVE = f"{sys.executable} -m transformers.cli.transformers serve {{model}} --po
 def test_paper_mini_differs_from_paper_in_sizes_only():
     paper, mini = load_config("paper"), load_config("paper-mini")
     # One process accumulates the official 8 pairs a step (paper: 1 on each of 8 GPUs).
-    assert mini["training"] == {**paper["training"], "gradient_accumulation_steps": 8}
+    assert mini.training == {**paper.training, "gradient_accumulation_steps": 8}
     sizes = {"candidate_max_new_tokens"}
-    assert {k: v for k, v in mini["methods"]["sweet-rl"].items() if k not in sizes} == {
-        k: v for k, v in paper["methods"]["sweet-rl"].items() if k not in sizes
+    assert {k: v for k, v in mini.methods.settings["sweet-rl"].items() if k not in sizes} == {
+        k: v for k, v in paper.methods.settings["sweet-rl"].items() if k not in sizes
     }
-    assert mini["methods"]["run"] == paper["methods"]["run"]
+    assert mini.methods.run == paper.methods.run
     for key in ("simulator_prompt_format", "simulator_on_error", "simulator"):
-        assert mini["env"][key] == paper["env"][key]
-    assert mini["policy"]["eval_temperature"] == paper["policy"]["eval_temperature"] == 1.0
+        assert getattr(mini.env, key) == getattr(paper.env, key)
+    assert mini.policy.eval_temperature == paper.policy.eval_temperature == 1.0
 
 
 @pytest.mark.slow
@@ -59,7 +59,7 @@ def test_paper_mini_runs_the_paper_path_with_a_served_human(tmp_path, monkeypatc
     # Every method trained on the file, none collected; each evaluated on the test file.
     assert results["training_data"]["format"] == "official"
     assert not list(out.glob("data/*.jsonl"))
-    for name in load_config("paper")["methods"]["run"]:
+    for name in load_config("paper").methods.run:
         method = results["methods"][name]
         assert name == "zero-shot" or method["fit"]["status"] == "trained", (name, method)
         assert method["eval"]["num_tasks"] == 2
@@ -78,12 +78,8 @@ def test_a_config_extends_another_by_name_or_path(tmp_path):
     child.write_text('extends = "base.toml"\nname = "child"\n[data]\ntrain_tasks = 5\n')
     config = load_config(child)
     smoke = load_config("smoke")
-    assert (config["name"], config["eval"]["test_tasks"], config["data"]["train_tasks"]) == (
-        "child",
-        3,
-        5,
-    )
-    assert config["training"] == smoke["training"] and config["policy"] == smoke["policy"]
+    assert (config.name, config.eval.test_tasks, config.data.train_tasks) == ("child", 3, 5)
+    assert config.training == smoke.training and config.policy == smoke.policy
     base.write_text('extends = "child.toml"\n')
     with pytest.raises(ConfigError, match="cycle"):
         load_config(child)

@@ -48,7 +48,7 @@ def played(path: Path) -> list[tuple[int, int]]:
 
 def check_run(out: Path, stdout: str) -> dict:
     # The warm start's demonstrations take the first training tasks; RL data the next ones.
-    warm = load_config("smoke")["warm_start"]["tasks"]
+    warm = load_config("smoke").warm_start.tasks
     assert played(out / "data" / "warm-start-demonstrations.jsonl") == [(i, 0) for i in range(warm)]
     train = played(out / "data" / "train.jsonl")
     assert train == [
