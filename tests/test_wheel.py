@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.harness.report import LABELS
+from benchmarks.harness.report import label_of
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -182,4 +182,4 @@ def test_the_installed_sweetrl_lists_the_configs_and_runs_the_smoke_comparison(i
     assert all(record["eval"]["num_tasks"] == 4 for record in results["methods"].values())
     table = (out / "results.md").read_text()
     for name in results["methods"]:
-        assert f"| {LABELS.get(name, name)} |" in table, name
+        assert f"| {label_of(results, name)} |" in table, name
