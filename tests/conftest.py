@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import shutil
 import socket
+import sys
 
 import pytest
 
@@ -120,3 +121,16 @@ def default_model_cache(tmp_path_factory):
         model, tokenizer = load_default_model(cache_dir=cache, device="cpu")
     yield cache, model, tokenizer
     shutil.rmtree(cache, ignore_errors=True)  # ~540 MB; pytest would keep it for 3 runs
+
+
+@pytest.fixture
+def importable(tmp_path, monkeypatch):
+    """A folder on ``sys.path`` for a user's packages (``my*``), forgotten afterwards."""
+    folder = tmp_path / "site"
+    folder.mkdir()
+    before = set(sys.modules)
+    monkeypatch.syspath_prepend(str(folder))
+    yield folder
+    for name in set(sys.modules) - before:
+        if name.startswith("my"):
+            del sys.modules[name]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import textwrap
 
 import pytest
@@ -51,17 +50,6 @@ def write_distribution(root, name, entry_points):
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
     lines = [f"{key} = {value}" for key, value in entry_points.items()]
     (info / "entry_points.txt").write_text("[sweetrl_gym.agents]\n" + "\n".join(lines) + "\n")
-
-
-@pytest.fixture
-def importable(tmp_path, monkeypatch):
-    """A folder on ``sys.path``; the modules imported from it are forgotten afterwards."""
-    before = set(sys.modules)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    yield tmp_path
-    for name in set(sys.modules) - before:
-        if name.startswith("my"):
-            del sys.modules[name]
 
 
 def test_a_class_a_factory_or_an_agent_by_import_path(importable):

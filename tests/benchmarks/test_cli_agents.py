@@ -48,19 +48,6 @@ def one_error_line(err: str) -> str:
     return lines[0]
 
 
-@pytest.fixture
-def importable(tmp_path, monkeypatch):
-    """A folder on ``sys.path``; the modules imported from it are forgotten afterwards."""
-    folder = tmp_path / "site"
-    folder.mkdir()
-    before = set(sys.modules)
-    monkeypatch.syspath_prepend(str(folder))
-    yield folder
-    for name in set(sys.modules) - before:
-        if name.startswith("my"):
-            del sys.modules[name]
-
-
 def test_eval_with_an_agent_from_a_package_on_the_python_path(tmp_path):
     write_package(tmp_path / "site", "myagents", ECHO_SOURCE)
     log = tmp_path / "conversations.jsonl"
