@@ -138,6 +138,31 @@ def _check_task_files(config: ComparisonConfig, splits: Iterable[str]) -> None:
     for split in splits:
         if _task_source(config, split) != "bundled":  # the bundled tasks cannot be bad
             _tasks(config, split)
+    if "train" in splits:
+        _training_tasks_left(config, len(_tasks(config, "train")))
+
+
+def _training_tasks_left(config: ComparisonConfig, count: int) -> int:
+    """Return how many of the ``count`` training tasks are left after the warm start's.
+
+    Raises:
+        ValueError: If the warm start takes them all, saying what to change: the
+            bundled tasks' filters, or the task file.
+
+    """
+    taken = config.warm_start.tasks if config.warm_start.demonstrator else 0
+    if count - taken >= 1:
+        return count - taken
+    source = _task_source(config, "train")
+    more = (
+        "widen env.difficulty / env.families"
+        if source == "bundled"
+        else f"give more tasks than {source} holds"
+    )
+    raise ValueError(
+        f"the warm start uses all {count} training tasks (warm_start.tasks = {taken}), "
+        f"leaving none to collect on: lower warm_start.tasks or {more}"
+    )
 
 
 def build_simulator(config: ComparisonConfig) -> Any:
@@ -786,12 +811,7 @@ def _collect_training_data(
 
     """
     train_kwargs = env_kwargs(config, "train")
-    available = len(train_kwargs["tasks"]) - offset
-    if available < 1:
-        raise ValueError(
-            f"the warm start uses all {len(train_kwargs['tasks'])} training tasks; "
-            "lower warm_start.tasks or widen env.difficulty / env.families"
-        )
+    available = _training_tasks_left(config, len(train_kwargs["tasks"]))
     n_train = min(config.data.train_tasks, available)
     train_indices = range(offset, offset + n_train)
     k = config.data.samples_per_task

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.cli import main
-from benchmarks.harness.compare import check_training_settings
+from benchmarks.harness.compare import check_training_settings, run_comparison
 from benchmarks.harness.experiment_config import ConfigError, load_config
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "imitate_best.py"
@@ -158,3 +158,20 @@ def test_a_class_may_not_take_a_built_in_name():
 
             def train(self, buffer):
                 return {}
+
+
+def test_a_task_file_too_small_for_the_warm_start_is_refused_before_the_folder(tmp_path):
+    from sweetrl_gym.tasks import load_backend_tasks
+
+    keys = ("problem_description", "ground_truth", "test_cases")
+    records = [
+        {key: task.to_dict()[key] for key in keys}
+        for task in load_backend_tasks("bundled", split="train")[:2]
+    ]
+    tasks = tmp_path / "my_tasks.jsonl"
+    tasks.write_text("".join(json.dumps(r) + "\n" for r in records))
+    config = load_config("smoke", [f"env.tasks={json.dumps(str(tasks))}", "warm_start.tasks=2"])
+    out = tmp_path / "never"
+    with pytest.raises(ValueError, match=f"give more tasks than {tasks} holds"):
+        run_comparison(config, out, progress=False)
+    assert not out.exists()  # nothing written
