@@ -387,20 +387,14 @@ def method_names(config: ComparisonConfig) -> list[str]:
 def default_methods() -> list[str]:
     """Return what an empty ``methods.run`` runs: the base untrained, every installed method.
 
-    Installed methods are the entry points of the ``sweetrl_gym.algorithms`` group:
-    sweetrl-gym's own in the order its ``pyproject.toml`` lists them, then other packages'
-    by name; controls (classes with ``controls``) are left out.
+    Installed methods are the entry points of the ``sweetrl_gym.algorithms`` group (the
+    built-in ones and other packages'), by name; controls (classes with ``controls``)
+    are left out.
     """
-    from importlib import metadata
-
     from algorithms import Algorithm
     from sweetrl_gym.plugins import ALGORITHM_GROUP, entry_point_names
 
-    own = [
-        p.name
-        for p in metadata.distribution("sweetrl-gym").entry_points.select(group=ALGORITHM_GROUP)
-    ]
-    names = [*own, *(n for n in entry_point_names(ALGORITHM_GROUP) if n not in own)]
+    names = entry_point_names(ALGORITHM_GROUP)
     return [ZERO_SHOT, *(n for n in names if not Algorithm.named(n).controls)]
 
 

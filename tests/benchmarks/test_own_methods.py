@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.cli import main
-from benchmarks.harness.compare import check_training_settings, run_comparison
+from benchmarks.harness.compare import check_training_settings, method_names, run_comparison
 from benchmarks.harness.experiment_config import ConfigError, load_config
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "imitate_best.py"
@@ -175,3 +175,9 @@ def test_a_task_file_too_small_for_the_warm_start_is_refused_before_the_folder(t
     with pytest.raises(ValueError, match=f"give more tasks than {tasks} holds"):
         run_comparison(config, out, progress=False)
     assert not out.exists()  # nothing written
+
+
+def test_an_empty_run_list_is_the_base_and_every_installed_method_but_the_controls(on_path):
+    names = method_names(load_config("smoke", ["methods.run=[]"]))
+    assert names[0] == "zero-shot"
+    assert {"rft", "mt-dpo", "archer", "sweet-rl", "imitate-best"} == set(names[1:])
