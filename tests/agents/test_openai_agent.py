@@ -158,20 +158,10 @@ def test_one_client_is_shared_by_the_agent_and_the_simulated_human():
         OpenAIAgent("http://localhost:8000/v1")
 
 
-@pytest.fixture(scope="module")
-def renderer():
-    from sweetrl_gym.render import Renderer
-
-    with Renderer(timeout_s=2.0, pages=2) as shared:
-        yield shared
-
-
-def test_on_the_frontend_it_sends_the_frontend_prompt_unless_given_its_own(renderer):
+def test_on_the_frontend_it_sends_the_frontend_prompt_unless_given_its_own(bakery_page_env):
     from agents import FRONTEND_AGENT_PROMPT, evaluate
 
-    page = '<html><head></head><body><h1 class="text-3xl">Bakery</h1></body></html>'
-    task = {"problem_description": "I need a page for my bakery.", "ground_truth": page}
-    kwargs = {"tasks": [task], "renderer": renderer, "max_turns": 1}
+    kwargs = bakery_page_env
     with FakeOpenAI() as server:
         evaluate(make_agent(server), "ColBench-Frontend-v0", env_kwargs=kwargs, progress=False)
         custom = make_agent(server, system_prompt="Design pages.")

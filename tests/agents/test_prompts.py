@@ -1,7 +1,6 @@
 """Agents take the prompt of the environment they play, unless they have their own."""
 
 import gymnasium as gym
-import pytest
 
 import agents
 import sweetrl_gym  # noqa: F401 - registers the environments
@@ -86,23 +85,9 @@ def test_a_plain_agent_gets_the_prompt_and_the_buffer_stays_as_the_env_has_it(sm
     assert own.batches[0][0][0]["role"] == "user"
 
 
-@pytest.fixture(scope="module")
-def renderer():
-    from sweetrl_gym.render import Renderer
-
-    with Renderer(timeout_s=2.0, pages=2) as shared:
-        yield shared
-
-
-def frontend_kwargs(renderer):
-    page = '<html><head></head><body><h1 class="text-3xl">Bakery</h1></body></html>'
-    task = {"problem_description": "I need a page for my bakery.", "ground_truth": page}
-    return {"tasks": [task], "renderer": renderer, "max_turns": 1}
-
-
-def test_a_plain_agent_gets_the_frontend_prompt_on_the_frontend(renderer):
+def test_a_plain_agent_gets_the_frontend_prompt_on_the_frontend(bakery_page_env):
     agent = PlainAgent()
-    evaluate(agent, "ColBench-Frontend-v0", env_kwargs=frontend_kwargs(renderer), progress=False)
+    evaluate(agent, "ColBench-Frontend-v0", env_kwargs=bakery_page_env, progress=False)
     assert agent.batches[0][0][0] == {"role": "system", "content": FRONTEND_AGENT_PROMPT}
 
 

@@ -357,20 +357,12 @@ def test_prefix_cache_keeps_longest_prefixes_within_its_memory_budget():
         PrefixCache(max_bytes=0)
 
 
-@pytest.fixture(scope="module")
-def renderer():
-    from sweetrl_gym.render import Renderer
-
-    with Renderer(timeout_s=2.0, pages=2) as shared:
-        yield shared
-
-
-def test_plays_each_environment_with_its_prompt_unless_given_its_own(tiny, renderer, small_tasks):
+def test_plays_each_environment_with_its_prompt_unless_given_its_own(
+    tiny, bakery_page_env, small_tasks
+):
     from agents import FRONTEND_AGENT_PROMPT, collect
 
-    page = '<html><head></head><body><h1 class="text-3xl">Bakery</h1></body></html>'
-    task = {"problem_description": "I need a page for my bakery.", "ground_truth": page}
-    frontend = {"tasks": [task], "renderer": renderer, "max_turns": 1}
+    frontend = bakery_page_env
     backend = {"tasks": small_tasks[:1], "max_turns": 1}
 
     def first_prompt(agent, env_id, env_kwargs):
