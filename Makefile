@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # torch goes in first and pinned: a bare `torch` requirement would pull GBs of CUDA wheels.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: demo test test-exhaustive lint docs venv browser clean
+.PHONY: demo test test-research test-exhaustive lint docs venv browser clean
 
 $(BIN)/.installed: pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -29,7 +29,7 @@ browser: venv
 # cores shared out, progress in runs/quick/seed-N.log): on 2 cores that doubled the
 # throughput of one seed after another. Gradient checkpointing keeps each seed near 6 GB:
 # without it a policy step peaks at 9-10 GB, and three at once were killed for memory on
-# a 24 GB machine again and again (docs/results.md, run 18). It changes the memory a fit
+# a 24 GB machine again and again (research/history.md, run 18). It changes the memory a fit
 # takes, not what it computes. With less memory, run the same seeds one by one:
 # `.venv/bin/sweetrl compare --config quick --out runs/quick`. Run again, either finds the
 # seeds finished (or finishes any that stopped, e.g. killed for memory) and pools them.
@@ -44,6 +44,11 @@ TEST_WORKERS ?= 2
 test: venv browser
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+
+# The tests of the research analyses (research/tests/, not part of `make test`): the
+# analyses are scripts of the repository, not of the installed packages.
+test-research: venv browser
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile research/tests
 
 # The full checks that `make test` samples (tests marked `exhaustive`): the whole bundled
 # task set regenerated and hashed against its pin (~2.5 min; `make test` checks every 10th).

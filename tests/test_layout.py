@@ -1,9 +1,9 @@
 """The layout shows the architecture: imports run one way, and no module imports itself back.
 
-Every module of the four packages is parsed with ``ast``: all its imports count, those
-inside functions too, and ``importlib.import_module`` with a literal name; imports under
-``if TYPE_CHECKING:`` count for the layers but not for circles (they never run: an
-annotation may name a type of a module that imports this one). ``import a.b`` is an edge
+Every module of the four packages and of ``research`` is parsed with ``ast``: all its
+imports count, those inside functions too, and ``importlib.import_module`` with a literal
+name; imports under ``if TYPE_CHECKING:`` count for the layers but not for circles (they
+never run: an annotation may name a type of a module that imports this one). ``import a.b`` is an edge
 to ``a.b``; ``from a import b`` is an edge to the submodule ``a.b`` when there is one,
 else to the module that defines ``b``: a package's ``__init__`` that re-exports ``b``
 (``from a.c import b``) passes the edge on to ``a.c``, so importing a name through a
@@ -13,9 +13,12 @@ module it imports from, and a name it defines itself is an edge to it.
 
 The layers, lowest first (docs/development.md, "Layout"): ``sweetrl_gym`` <- ``agents`` <-
 ``algorithms`` <- ``benchmarks``; inside ``benchmarks``: the shared modules at its top
-(``machine``) <- ``harness`` (the comparison) <- ``speed`` (speed benchmarks) and
-``analyses`` (research analyses, which may read the harness), and the entry points
-``benchmarks.cli`` and ``benchmarks.demo`` over everything, imported by no module.
+(``machine``) <- ``harness`` (the comparison) <- ``speed`` (speed benchmarks), and the entry
+points ``benchmarks.cli`` and ``benchmarks.demo`` over everything, imported by no module.
+``research`` (the top-level folder of analyses and run scripts, not installed; its tests
+left out) may import the four packages, and no package imports it. Inside ``sweetrl_gym``,
+the LLM runtime ``sweetrl_gym.lm`` sits under the environments: beside itself it imports
+only a few shared modules (``LM_SHARED``).
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("sweetrl_gym", "agents", "algorithms", "benchmarks")
+# Parsed with the packages, as the layer over them; not installed. Its tests/ is left out.
+RESEARCH = "research"
 ENTRY_POINTS = ("benchmarks.cli", "benchmarks.demo")
 
 # What each layer may import (itself included). A layer not listed here may not be imported.
@@ -39,22 +44,18 @@ ALLOWED = {
     "benchmarks": {"sweetrl_gym", "agents", "algorithms", "benchmarks"},
     "harness": {"sweetrl_gym", "agents", "algorithms", "benchmarks", "harness"},
     "speed": {"sweetrl_gym", "agents", "algorithms", "benchmarks", "harness", "speed"},
-    "analyses": {"sweetrl_gym", "agents", "algorithms", "benchmarks", "harness", "analyses"},
-    "entry": {
-        "sweetrl_gym",
-        "agents",
-        "algorithms",
-        "benchmarks",
-        "harness",
-        "speed",
-        "analyses",
-    },
+    "entry": {"sweetrl_gym", "agents", "algorithms", "benchmarks", "harness", "speed"},
+    "research": {"sweetrl_gym", "agents", "algorithms", "benchmarks", "harness", "speed", RESEARCH},
 }
-BENCHMARK_ROLES = ("harness", "speed", "analyses")
+BENCHMARK_ROLES = ("harness", "speed")
+# The LLM runtime (generation, sampling, chat clients, servers) and what of sweetrl_gym it
+# may import beside itself: none of the environments, tasks, simulators or judges.
+LM = "sweetrl_gym.lm"
+LM_SHARED = ("sweetrl_gym.messages", "sweetrl_gym.processes", "sweetrl_gym.setting_types")
 
 
 def layer(module: str) -> str:
-    """Return the layer of a module of the four packages."""
+    """Return the layer of a module of the four packages or of ``research``."""
     if module in ENTRY_POINTS:
         return "entry"
     parts = module.split(".")
@@ -64,11 +65,16 @@ def layer(module: str) -> str:
 
 
 def find_modules(root: Path = ROOT) -> dict[str, Path]:
-    """Return every module of the four packages by dotted name (a package by its own)."""
+    """Return every module of the four packages and ``research`` by dotted name.
+
+    A package is named by its own name; ``research/tests`` is left out.
+    """
     modules = {}
-    for package in PACKAGES:
+    for package in (*PACKAGES, RESEARCH):
         for path in sorted((root / package).rglob("*.py")):
             parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[:2] == [RESEARCH, "tests"]:
+                continue
             if parts[-1] == "__init__":
                 parts.pop()
             modules[".".join(parts)] = path
@@ -76,7 +82,7 @@ def find_modules(root: Path = ROOT) -> dict[str, Path]:
 
 
 class ImportGraph:
-    """The modules of the four packages and the imports between them."""
+    """The modules of the four packages and ``research``, and the imports between them."""
 
     def __init__(self, modules: dict[str, Path]) -> None:
         self.modules = modules
@@ -192,6 +198,20 @@ class ImportGraph:
                 if layer(target) not in ALLOWED[layer(module)]:
                     yield f"{module} ({layer(module)}) -> {target} ({layer(target)})"
 
+    def lm_violations(self) -> Iterator[str]:
+        """Yield each import by ``sweetrl_gym.lm`` of the rest of ``sweetrl_gym`` (but LM_SHARED)."""
+        for module, targets in sorted(self.edges.items()):
+            if not _in_lm(module):
+                continue
+            for target in sorted(targets):
+                inside = target.split(".")[0] == "sweetrl_gym"
+                if inside and not _in_lm(target) and target not in LM_SHARED:
+                    yield f"{module} -> {target}"
+
+
+def _in_lm(module: str) -> bool:
+    return module == LM or module.startswith(f"{LM}.")
+
 
 @pytest.fixture(scope="module")
 def graph() -> ImportGraph:
@@ -208,6 +228,11 @@ def test_no_module_imports_itself_back(graph):
 
 def test_imports_run_one_way(graph):
     assert list(graph.violations()) == []
+
+
+def test_the_lm_runtime_imports_no_environment_module(graph):
+    assert LM in graph.modules
+    assert list(graph.lm_violations()) == []
 
 
 def test_no_module_imports_a_private_name_of_another(graph):
@@ -268,7 +293,7 @@ def _write(root: Path, files: dict[str, str]) -> ImportGraph:
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
-    for package in PACKAGES:
+    for package in (*PACKAGES, RESEARCH):
         (root / package).mkdir(exist_ok=True)
         (root / package / "__init__.py").touch()
     return ImportGraph(find_modules(root))
@@ -322,20 +347,48 @@ def test_an_import_against_the_layers_is_found(tmp_path):
         tmp_path,
         {
             "benchmarks/harness/__init__.py": "",
-            "benchmarks/analyses/__init__.py": "",
-            "benchmarks/analyses/quality.py": "",
+            "benchmarks/speed/__init__.py": "",
+            "benchmarks/speed/bench.py": "from research.analyses.quality import score\n",
             "benchmarks/harness/compare.py": (
-                "def f():\n    import benchmarks.analyses.quality\n    import benchmarks.cli\n"
+                "def f():\n    import benchmarks.speed.bench\n    import benchmarks.cli\n"
             ),
             "benchmarks/cli.py": "",
             "sweetrl_gym/env.py": "from typing import TYPE_CHECKING\n"
             "if TYPE_CHECKING:\n    from agents import Agent\n",
+            # research may import every package (and itself); no package imports research.
+            "research/analyses/__init__.py": "",
+            "research/analyses/quality.py": "from benchmarks.harness.compare import f\n"
+            "import sweetrl_gym.env\n\ndef score(): ...\n",
+            "research/tests/test_quality.py": "import benchmarks.cli\n",  # tests: left out
+            "agents/rollout.py": "def g():\n    import research.analyses.quality\n",
         },
     )
+    assert "research.tests.test_quality" not in graph.modules
     assert list(graph.violations()) == [
-        "benchmarks.harness.compare (harness) -> benchmarks.analyses.quality (analyses)",
+        "agents.rollout (agents) -> research.analyses.quality (research)",
         "benchmarks.harness.compare (harness) -> benchmarks.cli (entry)",
+        "benchmarks.harness.compare (harness) -> benchmarks.speed.bench (speed)",
+        "benchmarks.speed.bench (speed) -> research.analyses.quality (research)",
         "sweetrl_gym.env (sweetrl_gym) -> agents (agents)",
+    ]
+
+
+def test_an_lm_module_that_imports_an_environment_module_is_found(tmp_path):
+    graph = _write(
+        tmp_path,
+        {
+            "sweetrl_gym/lm/__init__.py": "from sweetrl_gym.lm.generation import generate\n",
+            "sweetrl_gym/lm/generation.py": "from sweetrl_gym.processes import state\n"
+            "def generate():\n    from sweetrl_gym.tasks.bundled import TASKS\n",
+            "sweetrl_gym/lm/chat.py": "import sweetrl_gym\n",
+            "sweetrl_gym/processes.py": "",
+            "sweetrl_gym/tasks/__init__.py": "",
+            "sweetrl_gym/tasks/bundled.py": "from sweetrl_gym.lm import generate\n",
+        },
+    )
+    assert list(graph.lm_violations()) == [
+        "sweetrl_gym.lm.chat -> sweetrl_gym",
+        "sweetrl_gym.lm.generation -> sweetrl_gym.tasks.bundled",
     ]
 
 

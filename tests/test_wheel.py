@@ -33,9 +33,8 @@ else:  # pragma: no cover - Python 3.10
 ROOT = Path(__file__).resolve().parents[1]
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 PACKAGES = ("sweetrl_gym", "agents", "algorithms", "benchmarks")
-# Files in the packages that are not needed at run time: the benchmark scripts' recorded
-# results (the research record, read in the repository).
-NOT_SHIPPED = ("benchmarks/results/*",)
+# The research record (analyses, run artefacts, the run history): in the repository only.
+NOT_INSTALLED = ("research",)
 
 
 @dataclass(frozen=True)
@@ -129,8 +128,17 @@ def test_the_wheel_holds_every_file_its_packages_read(installed):
     for package in PACKAGES:
         for path in (installed.source / package).rglob("*"):
             relative = path.relative_to(installed.source).as_posix()
-            if path.is_file() and not any(fnmatch.fnmatch(relative, p) for p in NOT_SHIPPED):
+            if path.is_file():
                 assert relative in names, f"{relative} is not in the wheel (package-data?)"
+
+
+def test_the_research_record_is_not_in_the_wheel(installed):
+    patterns = PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"]
+    for folder in NOT_INSTALLED:
+        assert (ROOT / folder).is_dir(), folder
+        assert not any(fnmatch.fnmatch(folder, p) for p in patterns), folder
+        names = zipfile.ZipFile(installed.wheel).namelist()
+        assert not [n for n in names if n.split("/")[0] == folder], folder
 
 
 def test_the_installed_packages_are_the_wheel_s_not_the_source_tree(installed):

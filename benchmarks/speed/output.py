@@ -19,8 +19,8 @@ __all__ = [
 DEFAULT_DIR = Path("runs") / "bench"
 """Where ``sweetrl bench`` and each benchmark run alone write, under the current folder.
 
-The project's recorded results are kept in ``benchmarks/results/`` (in the repository,
-not in the wheel): copy a run there to record it.
+Nothing is read back from here. The project's recorded speed results are kept in the
+repository's ``research/results/`` (not installed): copy a run there to record it.
 """
 
 

@@ -44,10 +44,11 @@ Measured on synthetic 1,280 px pages (nav bar, hero, 3 x 2 grid of cards, footer
 ``tests/test_similarity.py`` draws them): identical 1.00, text changed 0.98, page
 shifted down 16 px 0.97, one section's colour changed 0.79, columns 3 -> 2 0.80,
 sections reordered 0.61, blank white page 0.36, unrelated page 0.27, black 0.25. On
-rendered bundled Frontend targets (``python -m benchmarks.analyses.similarity_correlation
---perceptual-only``): text changed 0.99, sections reordered 0.81, a section removed
-0.68, grid columns collapsed 0.67, colours changed 0.60, blank page 0.34, another task's
-page 0.34, black image 0.05. About 0.15 s a pair on one CPU core.
+rendered bundled Frontend targets (the repository's analysis
+``research/analyses/similarity_correlation.py``, ``--perceptual-only``): text changed
+0.99, sections reordered 0.81, a section removed 0.68, grid columns collapsed 0.67,
+colours changed 0.60, blank page 0.34, another task's page 0.34, black image 0.05. About
+0.15 s a pair on one CPU core.
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ Reads top to bottom. Over the tasks of a split it measures:
 4. the tests tell every wrong value of every detail from the right one: each single
    wrong option fails at least one test.
 
-    python -m benchmarks.analyses.task_quality --split test          # all 3,000 test tasks
-    python -m benchmarks.analyses.task_quality --limit 50             # a quick look
+    python -m research.analyses.task_quality --split test          # all 3,000 test tasks
+    python -m research.analyses.task_quality --limit 50             # a quick look
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ the differences the human names (:func:`~sweetrl_gym.simulators.visual.page_diff
 Per variant: the mean paired change from the all-facts page, with a 95% bootstrap
 interval over tasks, and the share of tasks whose similarity rose.
 
-    python -m benchmarks.analyses.section_count --tasks 50
+    python -m research.analyses.section_count --tasks 50
 
 Prints a table and saves every task's scores (``--output``; default
 ``runs/analyses/section_count.json``). Needs the renderer (``make browser``); about six
@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from agents.evaluation import bootstrap_ci
+from agents.statistics import bootstrap_ci
 from sweetrl_gym.atomic_write import write_atomically
 from sweetrl_gym.simulators.skeleton import PageSketch
 from sweetrl_gym.simulators.visual import page_differences
@@ -170,7 +170,7 @@ def _table(summary: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command line: ``python -m benchmarks.analyses.section_count``."""
+    """Command line: ``python -m research.analyses.section_count``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=int, default=50, help="held-out tasks (default 50)")
     parser.add_argument("--split", choices=("train", "test"), default="test")

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from benchmarks.analyses.section_count import (
+from research.analyses.section_count import (
     VARIANTS,
     main,
     section_variants,

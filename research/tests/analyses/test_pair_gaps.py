@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from benchmarks.analyses.pair_gaps import HALVES, KINDS, main
 from benchmarks.cli import main as sweetrl
+from research.analyses.pair_gaps import HALVES, KINDS, main
 
 
 def test_every_drawn_pair_of_a_kind_is_counted_once_in_a_gap_half(tmp_path, capsys):

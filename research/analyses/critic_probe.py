@@ -1,7 +1,7 @@
 """Score a SWEET-RL critic setting by how it ranks a comparison's judged turn pairs.
 
 A seed of SWEET-RL gains when its critic orders the question pairs the way the simulated
-human's replies do, and not otherwise (docs/results.md, run 14), so a critic setting can
+human's replies do, and not otherwise (research/history.md, run 14), so a critic setting can
 be judged before any policy step or evaluation. This reads one finished comparison
 folder (its ``config.json``, training episodes and demonstrations, warm start and
 SWEET-RL's ``turn_pairs.json``), trains SWEET-RL's critic again from the same base on the same
@@ -12,13 +12,13 @@ questions, hidden tests passed for two answers; on the Frontend, design facts to
 two pages' similarity to the target by the comparison's own scorer). The pairs are a
 fixed, judged set, so two settings are compared on the same pairs.
 
-    python -m benchmarks.analyses.critic_probe runs/quick/seed-0 --set critic_epochs=3
-    python -m benchmarks.analyses.critic_probe runs/quick/seed-0 --untrained \
+    python -m research.analyses.critic_probe runs/quick/seed-0 --set critic_epochs=3
+    python -m research.analyses.critic_probe runs/quick/seed-0 --untrained \
         --set 'hint_template="In light that ...: {hidden_facts}"'
 
-``--untrained`` scores with the critic's start (the base policy reading the hint), so
-with the default ``critic_baseline = "policy"`` a pair is ordered by what the hint alone
-makes likelier: whether a hint carries the signal before any training.
+``--untrained`` scores with the critic's start (the base policy reading the hint), so,
+measured against the sampling policy without the hint, a pair is ordered by what the hint
+alone makes likelier: whether a hint carries the signal before any training.
 
 The result (and the critic's own training metrics) is printed and saved as JSON
 (``--output``; default ``critic_probe.json`` in the folder). Pairs of two pages count
@@ -36,9 +36,9 @@ from typing import Any
 
 from algorithms.controls import TURN_PAIRS, read_turn_pairs
 from algorithms.pair_signal import judge_turn_pairs
-from benchmarks.analyses.run_folder import training_run
 from benchmarks.harness.compare import env_similarity
 from benchmarks.harness.policies import base_policy
+from research.analyses.run_folder import training_run
 
 SOURCE = "sweet-rl"  # the method whose turn pairs these read
 
@@ -78,7 +78,7 @@ def probe(run: Path, overrides: Sequence[str] = (), *, untrained: bool = False) 
     if untrained:
         # The start, as fit_critic begins from. Its held-out trajectory-pair accuracy is
         # not measured: the critic's loss scores against that same start, so it is 0.5.
-        critic._ensure_critic()
+        critic.build_critic()
     else:
         train, held_out = split_pairs(
             critic.trajectory_pairs(buffer),
@@ -111,7 +111,7 @@ def probe(run: Path, overrides: Sequence[str] = (), *, untrained: bool = False) 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command line: ``python -m benchmarks.analyses.critic_probe RUN [--set k=v ...]``."""
+    """Command line: ``python -m research.analyses.critic_probe RUN [--set k=v ...]``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run", type=Path, help="a comparison's folder (one seed)")
     parser.add_argument(

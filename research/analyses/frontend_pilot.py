@@ -14,7 +14,7 @@ over tasks and its paired difference from the default skeleton, and save every t
 scores (``--output``; default ``runs/analyses/frontend_pilot.json`` under the current
 folder).
 
-    python -m benchmarks.analyses.frontend_pilot --tasks 100 --collaborator 0.5:0.8
+    python -m research.analyses.frontend_pilot --tasks 100 --collaborator 0.5:0.8
 
 ``--max-turns`` sets the collaborator's turn limit (default 4).
 
@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from agents.evaluation import bootstrap_ci
+from agents.statistics import bootstrap_ci
 from sweetrl_gym.atomic_write import write_atomically
 from sweetrl_gym.simulators.skeleton import PageSketch
 

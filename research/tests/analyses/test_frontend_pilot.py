@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from benchmarks.analyses.frontend_pilot import VARIANTS, main, summarize_pilot
+from research.analyses.frontend_pilot import VARIANTS, main, summarize_pilot
 
 
 def test_the_summary_gives_means_and_paired_spreads():

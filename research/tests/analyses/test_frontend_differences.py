@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from benchmarks.analyses.frontend_differences import KINDS, main, summarise
+from research.analyses.frontend_differences import KINDS, main, summarise
 from sweetrl_gym.simulators.skeleton import PageSketch, SectionSketch
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer
 

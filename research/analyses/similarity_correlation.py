@@ -10,7 +10,7 @@ the Pearson and Spearman correlations over all pairs and the mean score per vari
 (``--output``; default: ``runs/analyses/similarity_correlation.json`` under the current
 folder).
 
-    python -m benchmarks.analyses.similarity_correlation --clip-model ~/models/clip-vit-base-patch32
+    python -m research.analyses.similarity_correlation --clip-model ~/models/clip-vit-base-patch32
 
 CLIP weights are never downloaded: pass a local checkpoint directory.
 ``--perceptual-only`` prints the per-variant table without CLIP.

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from benchmarks.analyses.frontend_labels import label_agreement, main
+from research.analyses.frontend_labels import label_agreement, main
 from sweetrl_gym.simulators.skeleton import PageSketch, SectionSketch
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer
 

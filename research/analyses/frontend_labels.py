@@ -10,7 +10,7 @@ pairs of a task's episodes whose similarities differ by at least each gap, wheth
 page of higher similarity is the one with less difference (agrees), more (disagrees) or
 as much (tied). The gaps are the ``min_reward_gap`` values a run could use.
 
-    python -m benchmarks.analyses.frontend_labels runs/frontend-quick
+    python -m research.analyses.frontend_labels runs/frontend-quick
 
 Prints a table and saves JSON (``--output``; default ``frontend_labels.json`` in the
 folder). Frontend comparisons only. Renders pages; trains and generates nothing.
@@ -24,8 +24,8 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.analyses.frontend_differences import final_page_differences
-from benchmarks.analyses.run_folder import training_run
+from research.analyses.frontend_differences import final_page_differences
+from research.analyses.run_folder import training_run
 from sweetrl_gym.render import Renderer
 from sweetrl_gym.trajectory import Trajectory
 
@@ -103,7 +103,7 @@ def label_agreement(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command line: ``python -m benchmarks.analyses.frontend_labels RUN``."""
+    """Command line: ``python -m research.analyses.frontend_labels RUN``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run", type=Path, help="a Frontend comparison's folder (one seed)")
     parser.add_argument("--output", type=Path, help="the JSON file (default: in the folder)")

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from algorithms import FACTS_HINT
-from benchmarks.analyses.critic_probe import COUNTS, main
 from benchmarks.cli import main as sweetrl
+from research.analyses.critic_probe import COUNTS, main
 
 
 def test_the_probe_retrains_the_critic_and_judges_every_turn_pair(tmp_path, capsys):
@@ -32,6 +32,27 @@ def test_the_probe_retrains_the_critic_and_judges_every_turn_pair(tmp_path, caps
     assert sum(result["counts"].values()) == len(pairs)
     assert result["settings"] == [facts_hint, "untrained"]
     assert result["critic"] == {}
+
+
+@pytest.mark.slow
+def test_the_probe_judges_the_frontend_pairs_as_the_comparison_did(tmp_path):
+    # The same verdicts as the comparison's own: pages by the run's similarity, questions by
+    # the design facts told.
+    run = tmp_path / "frontend"
+    only_sweet_rl = "methods.run=['sweet-rl']"
+    command = ["compare", "--config", "frontend-smoke", "--set", only_sweet_rl]
+    assert sweetrl([*command, "--out", str(run), "--no-progress"]) == 0
+    results = json.loads((run / "results.json").read_text())
+    signal = results["methods"]["sweet-rl"]["fit"]["diagnostics"]["record"]["turn_pair_signal"]
+    probe = tmp_path / "probe.json"
+    assert main([str(run), "--untrained", "--output", str(probe)]) == 0
+    counts = json.loads(probe.read_text())["counts"]
+    turn_pairs = json.loads((run / "methods" / "sweet-rl" / "turn_pairs.json").read_text())
+    assert sum(counts.values()) == len(turn_pairs)
+    judged_pages = signal["chosen_passes_more"] + signal["chosen_passes_fewer"]
+    assert counts["answers_right"] + counts["answers_wrong"] == judged_pages
+    judged_questions = signal["chosen_obtains_more"] + signal["chosen_obtains_fewer"]
+    assert counts["questions_right"] + counts["questions_wrong"] == judged_questions
 
 
 def test_the_probe_names_what_is_missing(tmp_path):

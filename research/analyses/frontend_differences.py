@@ -12,7 +12,7 @@ warm start) on the same tasks, the mean paired change of that importance with it
 bootstrap interval over tasks. A method whose pages lost similarity shows here what it
 stopped getting right.
 
-    python -m benchmarks.analyses.frontend_differences runs/frontend-quick
+    python -m research.analyses.frontend_differences runs/frontend-quick
 
 Prints a table and saves JSON (``--output``; default ``frontend_differences.json`` in the
 folder). Frontend comparisons only. Renders pages; trains and generates nothing.
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from agents.evaluation import bootstrap_ci
+from agents.statistics import bootstrap_ci
 from sweetrl_gym.render import Block, Renderer, RenderError
 from sweetrl_gym.simulators.visual import Difference, page_differences
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer
@@ -199,7 +199,7 @@ def _evaluations(run: Path) -> dict[str, TrajectoryBuffer]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command line: ``python -m benchmarks.analyses.frontend_differences RUN``."""
+    """Command line: ``python -m research.analyses.frontend_differences RUN``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("run", type=Path, help="a Frontend comparison's folder (one seed)")
     parser.add_argument("--base", default="warm-start", help="the method others pair with")

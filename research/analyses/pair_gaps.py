@@ -2,15 +2,15 @@
 
 SWEET-RL pairs a turn's candidates by the critic's scores. This reads finished
 comparison folders (one seed each), takes every turn pair SWEET-RL drew (the run's cache
-of them when present, so pairs that ``pair_gap_quantile`` left out count too; else
-``turn_pairs.json``), judges each against the environment
+of them when present, so pairs that an older version's ``pair_gap_quantile`` left out
+count too; else ``turn_pairs.json``), judges each against the environment
 (:func:`algorithms.pair_signal.judge_turn_pairs`: facts obtained for two
 questions, hidden tests passed for two answers), splits each kind's pairs of each run at
 the median of their score gaps (``chosen_score - rejected_score``), and counts the
 pairs ordered as the environment orders them (right), the other way (wrong), or that the
 environment does not tell apart (tied), per half, per run and pooled.
 
-    python -m benchmarks.analyses.pair_gaps runs/quick/seed-0 runs/quick/seed-1
+    python -m research.analyses.pair_gaps runs/quick/seed-0 runs/quick/seed-1
 
 Prints a table and saves JSON (``--output``; default ``runs/analyses/pair_gaps.json``).
 Backend comparisons only. Reads files; trains and generates nothing.
@@ -127,7 +127,7 @@ def _line(name: str, counts: dict[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command line: ``python -m benchmarks.analyses.pair_gaps RUN [RUN ...]``."""
+    """Command line: ``python -m research.analyses.pair_gaps RUN [RUN ...]``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", type=Path, nargs="+", help="comparison folders (one seed each)")
     parser.add_argument("--output", type=Path, default=RESULTS)
