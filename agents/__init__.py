@@ -1,4 +1,4 @@
-"""Agents: the protocol, model-backed and scripted policies, rollouts and evaluation."""
+"""Agents: the protocol, model-backed and scripted policies, rollouts, evaluation and statistics."""
 
 from agents.base import Agent, Message, PrivilegedAgent
 from agents.collaborator import ScriptedCollaborator
@@ -9,14 +9,7 @@ from agents.default_model import (
     load_default_model,
 )
 from agents.description import describe_agent
-from agents.evaluation import (
-    SIMILARITY_MARGIN,
-    bootstrap_ci,
-    evaluate,
-    paired_difference,
-    pooled_paired_difference,
-    summarize,
-)
+from agents.evaluation import evaluate, summarize
 from agents.frontend_collaborator import FrontendCollaborator
 from agents.loading import load_causal_lm
 from agents.openai_agent import OpenAIAgent
@@ -32,8 +25,22 @@ from agents.prompts import (
 from agents.resolve import agent_entry_points, is_agent_spec, load_agent
 from agents.rollout import Episode, collect, plan_episodes
 from agents.scripted import HumanAgent, ImmediateAnswerAgent, OracleAgent, RandomAgent
-from agents.seed_interval import SeedTaskInterval, seed_task_interval, seeds_needed
 from agents.served import ServedModel
+from agents.statistics import (
+    SIMILARITY_MARGIN,
+    Estimate,
+    Interval,
+    PairedDifference,
+    PooledDifference,
+    SeedsNeeded,
+    SeedSpread,
+    SeedTaskInterval,
+    bootstrap_ci,
+    paired_difference,
+    pooled_paired_difference,
+    seed_task_interval,
+    seeds_needed,
+)
 from agents.transformers_agent import TransformersAgent
 
 __all__ = [
@@ -47,16 +54,22 @@ __all__ = [
     "Agent",
     "DefaultModelNotInstalled",
     "Episode",
+    "Estimate",
     "FrontendCollaborator",
     "HumanAgent",
     "ImmediateAnswerAgent",
+    "Interval",
     "Message",
     "OpenAIAgent",
     "OracleAgent",
+    "PairedDifference",
+    "PooledDifference",
     "PrivilegedAgent",
     "RandomAgent",
     "ScriptedCollaborator",
+    "SeedSpread",
     "SeedTaskInterval",
+    "SeedsNeeded",
     "ServedModel",
     "TransformersAgent",
     "agent_entry_points",

@@ -55,7 +55,7 @@ def critic_example_table(example: Mapping[str, Any]) -> str:
     other samples failed (Frontend: the task's best page, other samples' lower by more
     than the margin); a fact marked * is one a worse sample never learned.
     """
-    from agents.evaluation import SIMILARITY_MARGIN
+    from agents.statistics import SIMILARITY_MARGIN
 
     if example.get("frontend"):
         what = (
@@ -128,7 +128,7 @@ def pick_example_dialogue(buffer: TrajectoryBuffer) -> tuple[Any, set[str]] | No
 
 
 def _better_and_worse(group: Sequence[Any]) -> tuple[Any, list[Any]] | None:
-    from agents.evaluation import SIMILARITY_MARGIN
+    from agents.statistics import SIMILARITY_MARGIN
 
     if _is_frontend(group[0]):
         top = max(group, key=lambda t: t.reward)

@@ -10,7 +10,7 @@ do as well carry none (DPO on them is noise).
 
 Frontend pairs are judged the same way with the Frontend's own environment: two actions
 that carry a page by the pages' similarity to the target (a difference within
-:data:`~agents.evaluation.SIMILARITY_MARGIN` is none; they count as the "answer" kind,
+:data:`~agents.statistics.SIMILARITY_MARGIN` is none; they count as the "answer" kind,
 ``chosen_passes_*``); two that carry none by the design facts the visual simulated human's
 reply to each states and the dialogue had not told yet (sections, colours, columns,
 alignment, sizes; the "question" kind).
@@ -169,8 +169,8 @@ def _judge_frontend_pairs(
     pairs: Sequence[Any], references: dict[str, Any], score: Similarity
 ) -> list[str]:
     """Judge Frontend pairs: pages by similarity to the target, questions by facts told."""
-    from agents.evaluation import SIMILARITY_MARGIN
     from agents.frontend_collaborator import read_reply
+    from agents.statistics import SIMILARITY_MARGIN
     from sweetrl_gym.actions import extract_html
     from sweetrl_gym.render import RenderError, default_renderer
     from sweetrl_gym.simulators.visual import VisualDiffSimulator
@@ -273,7 +273,7 @@ def pair_signal_text(counts: Mapping[str, int], *, frontend: bool) -> str:
         frontend: Whether the pairs are of pages (the Frontend) rather than code.
 
     """
-    from agents.evaluation import SIMILARITY_MARGIN
+    from agents.statistics import SIMILARITY_MARGIN
 
     c = counts
     if frontend:

@@ -54,6 +54,7 @@ from sweetrl_gym.processes import process_state
 
 if TYPE_CHECKING:
     from agents import TransformersAgent
+    from agents.statistics import PairedDifference
     from sweetrl_gym.similarity import Similarity
 
 __all__ = [
@@ -182,7 +183,7 @@ def build_simulator(config: ComparisonConfig) -> Any:
     env = config.env
     if env.simulator != "openai":
         return None
-    from sweetrl_gym.chat_api import ChatClient
+    from sweetrl_gym.lm import ChatClient
     from sweetrl_gym.simulators import (
         OpenAISimulator,
         OpenAIVisionSimulator,
@@ -218,7 +219,7 @@ def check_simulator(config: ComparisonConfig) -> None:
     simulator = build_simulator(config)
     if simulator is None:
         return
-    from sweetrl_gym.chat_api import ChatAPIError, ChatClient
+    from sweetrl_gym.lm import ChatAPIError, ChatClient
     from sweetrl_gym.simulators import SimulatorError
 
     client = simulator.client
@@ -755,7 +756,12 @@ def _run_comparison(
     methods: dict[str, Any] = {}
     for name in [*names, *[m for m in run if m not in names]]:
         fit = warm["fit"] if warm is not None and name == WARM_START else fits.get(name)
-        methods[name] = {"eval": evals.get(name), "fit": fit, "versus_base": versus.get(name)}
+        paired = versus.get(name)
+        methods[name] = {
+            "eval": evals.get(name),
+            "fit": fit,
+            "versus_base": paired.to_record() if paired is not None else None,
+        }
         if name in episodes:  # what pooling reads, kept where the episodes are not
             methods[name]["outcomes"] = episode_outcomes(episodes[name])
     results = {
@@ -910,9 +916,9 @@ def _collect_train(
 
 def _versus_base(
     episodes: Mapping[str, TrajectoryBuffer], base: str, seed: int
-) -> dict[str, dict[str, float]]:
+) -> dict[str, PairedDifference]:
     """Paired differences of each method's evaluation from the base's, on the same tasks."""
-    from agents import paired_difference
+    from agents.statistics import paired_difference
 
     return {
         name: paired_difference(buffer, episodes[base], seed=seed)

@@ -25,8 +25,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents.evaluation import SIMILARITY_MARGIN
-from agents.seed_interval import MAX_PLANNED_SEEDS, PLANNING_POWER
+from agents.statistics import (
+    SIMILARITY_MARGIN,
+    PairedDifference,
+    PooledDifference,
+    pooled_paired_difference,
+)
 from benchmarks.harness.outcomes import outcome_buffer
 from benchmarks.harness.policies import ZERO_SHOT
 from benchmarks.harness.report import (
@@ -59,17 +63,16 @@ def pool_runs(run_dirs: Sequence[str | Path], *, seed: int = 0) -> dict[str, Any
         control of another method), ``versus_base`` per run (from each run's report),
         ``pooled`` (against the base, :func:`agents.pooled_paired_difference` over every
         run) and ``versus_controlled`` (the same against each method a control of the run
-        controls). ``left_out``: the methods some runs evaluated and others did not (not
-        pooled). ``diagnostics``: per method that reports one, its one-line summary per
-        run (``""`` where it has none).
+        controls), each as its record (``PooledDifference.to_record()``, read back by
+        ``PooledDifference.from_record``). ``left_out``: the methods some runs evaluated
+        and others did not (not pooled). ``diagnostics``: per method that reports one, its
+        one-line summary per run (``""`` where it has none).
 
     Raises:
         ValueError: If fewer than two runs are given, a run is unfinished, or the runs'
             configs differ in anything but ``seed`` and the methods they ran.
 
     """
-    from agents import pooled_paired_difference
-
     dirs = [Path(d) for d in run_dirs]
     if len(dirs) < 2:
         raise ValueError(f"pooling needs at least two runs, got {len(dirs)}")
@@ -88,8 +91,9 @@ def pool_runs(run_dirs: Sequence[str | Path], *, seed: int = 0) -> dict[str, Any
     # with many.
     episodes = {name: [_episodes(d, r, name) for d, r in zip(dirs, results)] for name in names}
 
-    def versus(name: str, other: str) -> dict[str, float]:
-        return pooled_paired_difference(list(zip(episodes[name], episodes[other])), seed=seed)
+    def versus(name: str, other: str) -> dict[str, Any]:
+        runs = list(zip(episodes[name], episodes[other]))
+        return pooled_paired_difference(runs, seed=seed).to_record()
 
     def fit(name: str, run: Mapping[str, Any]) -> Mapping[str, Any]:
         return (run["methods"].get(name) or {}).get("fit") or {}
@@ -129,7 +133,12 @@ def pool_runs(run_dirs: Sequence[str | Path], *, seed: int = 0) -> dict[str, Any
 
 
 def render_pooled(pooled: Mapping[str, Any]) -> str:
-    """Return the pooled comparison as Markdown: a line per seed, pooled verdicts."""
+    """Return the pooled comparison as Markdown: a line per seed, pooled verdicts.
+
+    Args:
+        pooled: :func:`pool_runs`'s result, or a ``pooled.json`` read back.
+
+    """
     seeds = pooled["seeds"]
     base = pooled["base"]
     labels = pooled.get("labels") or {}
@@ -163,15 +172,18 @@ def render_pooled(pooled: Mapping[str, Any]) -> str:
     ]
     for name, entry in pooled["methods"].items():
         values = " / ".join(format_value(v, metric) for v in entry[metric])
-        per_seed = " / ".join(paired_cell(v, metric) for v in entry.get("versus_base") or [])
+        mean = sum(entry[metric]) / len(entry[metric])  # as pool_runs's mean_<metric>
+        seeds_versus = [_paired(v) for v in entry.get("versus_base") or []]
+        per_seed = " / ".join(paired_cell(v, metric) for v in seeds_versus)
+        versus = _pooled(entry.get("pooled"))
         row = (
             f"| {label(name)} | {values} | "
-            f"{format_value(entry[f'mean_{metric}'], metric)} "
-            f"| {per_seed or '—'} | {_pooled_cell(entry.get('pooled'), metric)} "
-            f"| {_seed_sd(entry.get('pooled'), metric)} |"
+            f"{format_value(mean, metric)} "
+            f"| {per_seed or '—'} | {_pooled_cell(versus, metric)} "
+            f"| {_seed_sd(versus, metric)} |"
         )
         if frontend:
-            row += f" {_win_rate(entry.get('pooled'))} |"
+            row += f" {_win_rate(versus)} |"
         lines.append(row)
     left_out = pooled.get("left_out") or []
     if left_out:
@@ -183,10 +195,12 @@ def render_pooled(pooled: Mapping[str, Any]) -> str:
         ]
     lines += ["", "Verdicts (pooled; a real difference only when the interval excludes 0):", ""]
     for name, entry in pooled["methods"].items():
-        against = [(base_label, entry.get("pooled"))]
-        against += [(label(c), v) for c, v in (entry.get("versus_controlled") or {}).items()]
+        against = [(base_label, _pooled(entry.get("pooled")))]
+        against += [
+            (label(c), _pooled(v)) for c, v in (entry.get("versus_controlled") or {}).items()
+        ]
         for other, result in against:
-            if result:
+            if result is not None:
                 lines.append(f"- {label(name)} vs {other}: {_verdict(result, metric)}")
     for name, summaries in (pooled.get("diagnostics") or {}).items():
         per_seed = "; ".join(summary or "not measured" for summary in summaries)
@@ -194,54 +208,67 @@ def render_pooled(pooled: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _pooled_cell(versus: Any, metric: str) -> str:
+def _paired(record: Any) -> PairedDifference | None:
+    """Read a run's paired difference from its ``results.json`` (``None``: the base's own)."""
+    return PairedDifference.from_record(record) if isinstance(record, Mapping) else None
+
+
+def _pooled(record: Any) -> PooledDifference | None:
+    return PooledDifference.from_record(record) if isinstance(record, Mapping) else None
+
+
+def _pooled_cell(versus: PooledDifference | None, metric: str) -> str:
     cell = paired_cell(versus, metric)
-    if isinstance(versus, Mapping):
-        cell += f" ({versus['gained']:.0f} / {versus['lost']:.0f})"
+    if versus is not None:
+        cell += f" ({versus.gained:.0f} / {versus.lost:.0f})"
     return cell
 
 
-def _seed_sd(versus: Any, metric: str) -> str:
-    if not isinstance(versus, Mapping) or f"{metric}_seed_sd" not in versus:
+def _seed_sd(versus: PooledDifference | None, metric: str) -> str:
+    spread = versus.spread(metric) if versus is not None else None
+    if spread is None:
         return "—"
-    sd = versus[f"{metric}_seed_sd"]
+    sd = spread.seed_sd
     return f"{100 * sd:.1f}" if metric == "success_rate" else f"{sd:.3f}"
 
 
-def _win_rate(versus: Any) -> str:
-    if not isinstance(versus, Mapping) or "win_rate" not in versus:
+def _win_rate(versus: PooledDifference | None) -> str:
+    win = versus.win_rate if versus is not None else None
+    if win is None:
         return "—"
-    low, high = versus["win_rate_ci_low"], versus["win_rate_ci_high"]
-    return f"{versus['win_rate']:.0%} [{low:.0%}, {high:.0%}]"
+    if win.interval is None:
+        return f"{win.value:.0%}"
+    return f"{win.value:.0%} [{win.interval.low:.0%}, {win.interval.high:.0%}]"
 
 
-def _verdict(versus: Mapping[str, Any], metric: str) -> str:
-    low, high = versus[f"{metric}_diff_ci_low"], versus[f"{metric}_diff_ci_high"]
-    real = low > 0 or high < 0
+def _verdict(versus: PooledDifference, metric: str) -> str:
+    difference = versus.difference(metric)
+    interval = difference.interval if difference is not None else None
+    real = interval is not None and interval.excludes_zero
     unit = " points" if metric == "success_rate" else ""
-    win = f", win rate {_win_rate(versus)}" if "win_rate" in versus else ""
+    win = f", win rate {_win_rate(versus)}" if versus.win_rate is not None else ""
     return (
         f"{paired_cell(versus, metric)}{unit} "
-        f"({versus['gained']:.0f} (seed, task) units gained, {versus['lost']:.0f} lost{win}): "
+        f"({versus.gained:.0f} (seed, task) units gained, {versus.lost:.0f} lost{win}): "
         + ("a real difference" if real else "the interval includes 0 (not a measurable difference)")
         + ("" if real else _seeds_needed(versus, metric))
     )
 
 
-def _seeds_needed(versus: Mapping[str, Any], metric: str) -> str:
+def _seeds_needed(versus: PooledDifference, metric: str) -> str:
     """How many seeds a difference of this size would need, at this spread (a plan)."""
-    key = f"{metric}_seeds_needed"
-    if key not in versus:
-        return ""
-    needed = versus[key]
+    spread = versus.spread(metric)
+    needed = spread.seeds_needed if spread is not None else None
     if needed is None:
+        return ""
+    if needed.seeds is None:
         return (
-            f"; were the difference this size, more than {MAX_PLANNED_SEEDS} seeds or more "
+            f"; were the difference this size, more than {needed.max_seeds} seeds or more "
             "held-out tasks would be needed to show it"
         )
     return (
-        f"; were the difference this size, about {needed:.0f} seeds at this spread would "
-        f"show it ({PLANNING_POWER:.0%} power)"
+        f"; were the difference this size, about {needed.seeds} seeds at this spread would "
+        f"show it ({needed.power:.0%} power)"
     )
 
 

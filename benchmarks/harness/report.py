@@ -27,7 +27,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from agents.evaluation import SIMILARITY_MARGIN
+from agents.statistics import SIMILARITY_MARGIN, Estimate, Interval, PairedDifference
 from benchmarks.harness.panel import write_page_panel
 from benchmarks.harness.policies import WARM_START, ZERO_SHOT
 from benchmarks.machine import machine_summary
@@ -45,6 +45,7 @@ __all__ = [
     "main_metric",
     "paired_cell",
     "render_markdown",
+    "versus_base",
     "write_plots",
     "write_report",
 ]
@@ -227,7 +228,7 @@ def format_table(results: Mapping[str, Any]) -> str:
             cells = [_with_interval(evaluation, metric) for metric in metrics]
         cells += [_DASH] * (len(titles) - len(cells))
         if paired:
-            cells.append(paired_cell(entry.get("versus_base"), main))
+            cells.append(paired_cell(versus_base(entry), main))
         rows.append([label_of(results, name), *cells, trained_in])
     return "\n".join("| " + " | ".join(_cell(c) for c in row) + " |" for row in rows) + "\n"
 
@@ -270,8 +271,8 @@ def compare_to_baseline(results: Mapping[str, Any], baseline: str | None = None)
         if value is None:
             lines.append(f"{head}: not evaluated")
             continue
-        versus = (results.get("methods", {}).get(name) or {}).get("versus_base")
-        if isinstance(versus, Mapping) and _number(versus.get(f"{metric}_diff")) is not None:
+        versus = versus_base(results.get("methods", {}).get(name) or {})
+        if versus is not None and versus.difference(metric) is not None:
             lines.append(f"{head}: {_paired_sentence(versus, metric)}")
             continue
         delta = value - _number(reference[metric])
@@ -279,7 +280,7 @@ def compare_to_baseline(results: Mapping[str, Any], baseline: str | None = None)
         mine, theirs = _interval(evals[name], metric), _interval(reference, metric)
         if mine is None or theirs is None:
             verdict = "no confidence interval to compare"
-        elif mine[0] <= theirs[1] and theirs[0] <= mine[1]:
+        elif mine.low <= theirs.high and theirs.low <= mine.high:
             verdict = "95% intervals overlap (not a measurable difference)"
         else:
             verdict = "95% intervals do not overlap (a real difference)"
@@ -433,10 +434,18 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _interval(evaluation: Mapping[str, Any], metric: str) -> tuple[float, float] | None:
-    low = _number(evaluation.get(f"{metric}_ci_low"))
-    high = _number(evaluation.get(f"{metric}_ci_high"))
-    return None if low is None or high is None else (low, high)
+def _interval(evaluation: Mapping[str, Any], metric: str) -> Interval | None:
+    estimate = Estimate.from_record(evaluation, metric)
+    return None if estimate is None else estimate.interval
+
+
+def versus_base(entry: Mapping[str, Any]) -> PairedDifference | None:
+    """Return a method's paired difference from the base, read from its ``results.json`` entry.
+
+    ``None`` for the base itself and for a method that was not evaluated.
+    """
+    record = entry.get("versus_base")
+    return PairedDifference.from_record(record) if isinstance(record, Mapping) else None
 
 
 def format_value(value: float, metric: str) -> str:
@@ -453,62 +462,59 @@ def _format(value: float, kind: str) -> str:
 
 
 def _with_interval(evaluation: Mapping[str, Any], metric: str) -> str:
-    value = _number(evaluation.get(metric))
-    if value is None:
+    estimate = Estimate.from_record(evaluation, metric)
+    if estimate is None:
         return _DASH
     kind = _KIND[metric]
-    interval = _interval(evaluation, metric)
-    text = _format(value, kind)
+    text = _format(estimate.value, kind)
+    interval = estimate.interval
     if interval is None:
         return text
-    return f"{text} [{_format(interval[0], kind)}, {_format(interval[1], kind)}]"
+    return f"{text} [{_format(interval.low, kind)}, {_format(interval.high, kind)}]"
 
 
 def _signed(value: float, kind: str) -> str:
     return f"{value * 100:+.1f}" if kind == "percent" else f"{value:+.3f}"
 
 
-def paired_cell(versus: Any, metric: str) -> str:
+def paired_cell(versus: PairedDifference | None, metric: str) -> str:
     """Format a paired difference as ``+4.4 [-2.2, +11.5]`` (a dash when there is none)."""
-    if not isinstance(versus, Mapping) or _number(versus.get(f"{metric}_diff")) is None:
+    difference = versus.difference(metric) if versus is not None else None
+    if difference is None:
         return _DASH
     kind = _KIND[metric]
-    low = _number(versus.get(f"{metric}_diff_ci_low"))
-    high = _number(versus.get(f"{metric}_diff_ci_high"))
-    text = _signed(float(versus[f"{metric}_diff"]), kind)
-    if low is None or high is None:
+    text = _signed(difference.value, kind)
+    interval = difference.interval
+    if interval is None:
         return text
-    return f"{text} [{_signed(low, kind)}, {_signed(high, kind)}]"
+    return f"{text} [{_signed(interval.low, kind)}, {_signed(interval.high, kind)}]"
 
 
-def _paired_sentence(versus: Mapping[str, Any], metric: str) -> str:
+def _paired_sentence(versus: PairedDifference, metric: str) -> str:
     kind = _KIND[metric]
     unit = " points" if kind == "percent" else ""
-    low = _number(versus.get(f"{metric}_diff_ci_low"))
-    high = _number(versus.get(f"{metric}_diff_ci_high"))
-    text = _signed(float(versus[f"{metric}_diff"]), kind) + unit
+    difference = versus.difference(metric)
+    text = _signed(difference.value, kind) + unit
     counts = ""
-    if _number(versus.get("gained")) is not None:
-        counts = f"; {int(versus['gained'])} tasks gained, {int(versus.get('lost') or 0)} lost"
+    if versus.gained is not None:
+        counts = f"; {versus.gained} tasks gained, {versus.lost or 0} lost"
         if metric == "similarity":
             counts += f" by more than {SIMILARITY_MARGIN:g}"
-    win = _number(versus.get("win_rate"))
+    win = versus.win_rate
     if win is not None:  # Frontend: pages won against the other's, ties counting half
-        counts += f"; win rate {win:.0%}"
-        win_low, win_high = (
-            _number(versus.get("win_rate_ci_low")),
-            _number(versus.get("win_rate_ci_high")),
-        )
-        if win_low is not None and win_high is not None:
-            counts += f" [{win_low:.0%}, {win_high:.0%}]"
-    if low is None or high is None:
+        counts += f"; win rate {win.value:.0%}"
+        if win.interval is not None:
+            counts += f" [{win.interval.low:.0%}, {win.interval.high:.0%}]"
+    interval = difference.interval
+    if interval is None:
         return text + counts
-    real = low > 0 or high < 0
     verdict = (
-        "excludes 0 (a real difference)" if real else "includes 0 (not a measurable difference)"
+        "excludes 0 (a real difference)"
+        if interval.excludes_zero
+        else "includes 0 (not a measurable difference)"
     )
-    interval = f"[{_signed(low, kind)}, {_signed(high, kind)}]"
-    return f"{text} {interval} (95% paired CI{counts}); the interval {verdict}"
+    bounds = f"[{_signed(interval.low, kind)}, {_signed(interval.high, kind)}]"
+    return f"{text} {bounds} (95% paired CI{counts}); the interval {verdict}"
 
 
 def _lower(label: str) -> str:
@@ -731,7 +737,7 @@ def _metric_bars(
     for (_, evaluation), value in zip(points, values):
         interval = _interval(evaluation, metric)
         low, high = (
-            (value, value) if interval is None else (interval[0] * scale, interval[1] * scale)
+            (value, value) if interval is None else (interval.low * scale, interval.high * scale)
         )
         below.append(max(0.0, value - low))
         above.append(max(0.0, high - value))
@@ -778,8 +784,8 @@ def _stage_points(
 
     def point(evaluation: Mapping[str, Any]) -> tuple[float, float, float]:
         value = float(_number(evaluation.get(metric)) or 0.0)
-        low, high = _interval(evaluation, metric) or (value, value)
-        return value, low, high
+        interval = _interval(evaluation, metric)
+        return (value, value, value) if interval is None else (value, interval.low, interval.high)
 
     start = [point(raw), point(warm)]
     lines = {WARM_START: start}

@@ -6,7 +6,7 @@ import gymnasium as gym
 import pytest
 
 import sweetrl_gym  # noqa: F401
-from agents import PrivilegedAgent, ScriptedCollaborator, collect
+from agents import FrontendCollaborator, ScriptedCollaborator, collect
 from agents.collaborator import natural_question
 from sweetrl_gym.simulators import RuleBasedSimulator
 from sweetrl_gym.tasks import load_backend_tasks
@@ -35,8 +35,42 @@ def told(trajectory):
     return " ".join(m["content"] for m in trajectory.messages if m["role"] == "user")
 
 
-def test_is_privileged():
-    assert isinstance(ScriptedCollaborator(), PrivilegedAgent)
+def references_handed(agent, tasks):
+    """Play the first task once; return what ``collect`` handed ``act`` besides the batch.
+
+    One entry per turn: the references (a list) for a privileged agent, ``None`` for any
+    other. (``isinstance(agent, PrivilegedAgent)`` cannot tell: a runtime-checkable
+    protocol only checks that the attributes exist, and every agent has ``act``.)
+    """
+    handed = []
+    act = agent.act
+
+    def spy(batch, *references, **kwargs):
+        handed.append(references[0] if references else None)
+        return act(batch, *references, **kwargs)
+
+    agent.act = spy
+    play(tasks[:1], agent)
+    return handed
+
+
+def test_is_privileged(tasks):
+    env = gym.make("ColBench-Backend-v0", tasks=tasks)
+    references = [env.reset(options={"task_index": i})[1]["reference"] for i in range(len(tasks))]
+    # The rollout hands it each episode's reference, every turn ...
+    handed = references_handed(ScriptedCollaborator(1.0, max_turns=4), tasks)
+    assert len(handed) >= 2 and all(refs == [references[0]] for refs in handed)
+    # ... where the Frontend collaborator, which is not privileged, gets none.
+    assert references_handed(FrontendCollaborator(max_turns=1), tasks) == [None]
+    # It acts on the reference: the same request with another family's reference gets
+    # that family's code, and without one it cannot act at all.
+    other = next(r for r in references if r["family"] != references[0]["family"])
+    agent = ScriptedCollaborator(0.0)  # asks nothing: answers at once
+    request = [{"role": "user", "content": tasks[0].problem_description}]
+    own, theirs = (agent.act([request], [ref])[0] for ref in (references[0], other))
+    assert own.startswith("I WANT TO ANSWER:") and own != theirs
+    with pytest.raises(TypeError):
+        agent.act([request])
 
 
 def test_asking_everything_succeeds_and_asking_nothing_uses_the_defaults(tasks):

@@ -4,7 +4,7 @@ import gymnasium as gym
 import pytest
 
 import sweetrl_gym  # noqa: F401
-from agents import Agent, ImmediateAnswerAgent, OracleAgent, PrivilegedAgent, collect
+from agents import ImmediateAnswerAgent, OracleAgent, collect
 
 
 def play(env, agent, index):
@@ -13,9 +13,28 @@ def play(env, agent, index):
     return trajectory.reward, trajectory
 
 
-def test_protocols():
-    assert isinstance(ImmediateAnswerAgent(), Agent)
-    assert isinstance(OracleAgent(), PrivilegedAgent) and OracleAgent.privileged
+def test_protocols(small_tasks):
+    # Each acts on a real step as its protocol says (isinstance on a runtime-checkable
+    # protocol would pass for any object with an ``act``). The plain agent: from the
+    # conversation alone, and the rollout hands it no reference (it reads ``privileged``).
+    env = gym.make("ColBench-Backend-v0", tasks=small_tasks)
+    _, info = env.reset(options={"task_index": 0})
+    immediate = ImmediateAnswerAgent()
+    assert not getattr(immediate, "privileged", False)
+    (reply,) = immediate.act([info["messages"]])
+    assert env.action_space.contains(reply)
+    _, reward, terminated, _, _ = env.step(reply)
+    assert terminated and reward < 1.0  # answered at once, with a stub
+    # The privileged one: from the reference too (with one turn, the reference's code).
+    oracle = OracleAgent(max_turns=1)
+    assert oracle.privileged is True
+    _, info = env.reset(options={"task_index": 1})
+    (answer,) = oracle.act([info["messages"]], [info["reference"]])
+    assert env.action_space.contains(answer)
+    _, reward, terminated, _, _ = env.step(answer)
+    assert terminated and reward == 1.0
+    with pytest.raises(TypeError):  # it cannot act without the reference
+        oracle.act([info["messages"]])
 
 
 def test_oracle_reaches_every_fact_and_succeeds(small_tasks):

@@ -3,7 +3,6 @@ import pytest
 import torch
 
 import sweetrl_gym  # noqa: F401
-from agents import Agent
 from agents.prompts import BACKEND_AGENT_PROMPT
 from agents.transformers_agent import TransformersAgent
 from tests.tiny_lm import make_tiny_lm
@@ -31,7 +30,7 @@ def make_agent(tiny, **kwargs):
 
 def test_prompts_contain_system_prompt_and_every_message(tiny):
     agent = make_agent(tiny, temperature=0)
-    assert isinstance(agent, Agent) and agent.name == "tiny-lm-seed0"
+    assert agent.name == "tiny-lm-seed0"
     batch = [conversation(1), conversation(2)]
     replies = agent.act(batch)
     assert len(replies) == 2 and all(isinstance(r, str) for r in replies)
@@ -255,7 +254,7 @@ def test_seeded_sampling_with_prefix_caching_is_reproducible(tiny):
 
 
 def test_finished_rows_leave_the_batch_without_changing_replies(tiny, monkeypatch):
-    from sweetrl_gym import local_lm
+    from sweetrl_gym.lm import generation
 
     model, tokenizer = tiny
     agent = make_agent(tiny, temperature=0, batch_size=7, max_new_tokens=20)
@@ -269,7 +268,7 @@ def test_finished_rows_leave_the_batch_without_changing_replies(tiny, monkeypatc
         {t for row in ids for t in row}, key=lambda t: abs(sum(t in r for r in ids) - half)
     )
     monkeypatch.setattr(model.generation_config, "eos_token_id", [common])
-    monkeypatch.setattr(local_lm, "_SEGMENT_TOKENS", 2)
+    monkeypatch.setattr(generation, "_SEGMENT_TOKENS", 2)
     calls = []
     original = model.generate
 
@@ -290,7 +289,7 @@ def test_half_precision_cpu_generation_packs_grouped_query_attention(monkeypatch
     from transformers import LlamaConfig, LlamaForCausalLM
 
     from agents.tiny_model import make_tiny_tokenizer
-    from sweetrl_gym import local_lm
+    from sweetrl_gym.lm import generation
 
     tokenizer = make_tiny_tokenizer()
     config = LlamaConfig(
@@ -317,8 +316,8 @@ def test_half_precision_cpu_generation_packs_grouped_query_attention(monkeypatch
     assert used and not any(used)  # decoding never asked torch for enable_gqa
     # The packed product is the same attention: in fp32 the replies are identical.
     model.to(torch.float32)
-    assert local_lm._register_packed_sdpa()
-    model.config._attn_implementation = local_lm._PACKED_SDPA
+    assert generation._register_packed_sdpa()
+    model.config._attn_implementation = generation._PACKED_SDPA
     try:
         assert agent.act([conversation(3)]) == fp32
     finally:
@@ -339,7 +338,7 @@ def _recording_sdpa(used):
 def test_prefix_cache_keeps_longest_prefixes_within_its_memory_budget():
     import numpy as np
 
-    from sweetrl_gym.local_lm import PrefixCache
+    from sweetrl_gym.lm import PrefixCache
 
     def states(n):  # 1 layer, key and value, 1 head, n positions, 2 dims: 16 bytes a token
         return torch.zeros((1, 2, 1, n, 2))

@@ -54,6 +54,16 @@ def test_the_whole_report_runs_with_a_tiny_model(tmp_path, capsys):
             _check_ok_row(row)
         else:
             assert row["status"].startswith("skipped: ")
+    # Every benchmark expected to run measured something: a row with both sides above zero
+    # and their ratio (a report of skipped rows, or of rows that measured nothing, fails).
+    measured = {
+        row["benchmark"]
+        for row in report["rows"]
+        if row["status"] == "ok"
+        and row["ratio"] is not None
+        and min(row["ours"]["value"], row["baseline"]["value"]) > 0
+    }
+    assert measured == set(expected_ok)
     assert by_name["ColBench-Backend-v0 steps/s, offline simulator"]["ours"]["unit"] == "steps/s"
     assert by_name["agent turns/s, local model"]["notes"].startswith("tiny-lm")
 
@@ -76,8 +86,12 @@ def test_the_whole_report_runs_with_a_tiny_model(tmp_path, capsys):
     assert len(table) == 1 + len(report["rows"])
     for row in report["rows"]:
         line = next(line for line in table if line.startswith(f"| {row['name']} |"))
-        if row["status"] == "ok" and row["ratio"] is not None:
-            assert f"| {row['ratio']:.2f}x |" in line
+        if row["status"] == "ok":  # the measured values and their ratio, as measured
+            ours, baseline = bench.Measure(**row["ours"]), bench.Measure(**row["baseline"])
+            ratio = "n/a" if row["ratio"] is None else f"{row['ratio']:.2f}x"
+            assert f"| {ours} | {baseline} | {ratio} |" in line
+        else:
+            assert line.startswith(f"| {row['name']} | — | — | — | {row['status'][:20]}")
     out = capsys.readouterr().out
     count, dpo = len(bench.BENCHMARKS), list(bench.BENCHMARKS).index("dpo") + 1
     assert f"[1/{count}] sandbox" in out and f"[{dpo}/{count}] dpo" in out and "bench.md" in out

@@ -1,9 +1,11 @@
 import random
 
+import gymnasium as gym
 import pytest
 
+import sweetrl_gym  # noqa: F401
 from agents.scripted import question_for
-from sweetrl_gym.simulators import RuleBasedSimulator, Simulator
+from sweetrl_gym.simulators import RuleBasedSimulator
 from sweetrl_gym.tasks import BackendTask, HiddenFact
 from sweetrl_gym.tasks.families import FAMILIES
 from sweetrl_gym.tasks.generator import draft_task
@@ -40,7 +42,15 @@ def ask(question, history=()):
 
 
 def test_implements_the_protocol():
-    assert isinstance(SIM, Simulator)
+    # The environment plays it as the human: its reply is the agent's next observation.
+    # (isinstance on the runtime-checkable protocol would pass for any object with a
+    # ``name`` and a ``reply``.)
+    assert SIM.name == "rule-based-v2(max_sentences=2)"  # what caches key its replies by
+    env = gym.make("ColBench-Backend-v0", tasks=[TASK], simulator=SIM)
+    env.reset(options={"task_index": 0})
+    observation, reward, terminated, truncated, _ = env.step("Is there a grace period?")
+    assert observation == "The first 3 days late are free." == ask("Is there a grace period?")
+    assert not (terminated or truncated) and reward == 0.0
 
 
 def test_answers_what_is_asked_and_nothing_else():
