@@ -23,8 +23,7 @@ from typing import Any
 
 from agents.dtypes import dtype_kwargs
 from agents.transformers_agent import TransformersAgent
-from sweetrl_gym.local_lm import place_model
-from sweetrl_gym.model_types import CausalLM, Tokenizer
+from sweetrl_gym.lm import CausalLM, Tokenizer, place_model
 
 __all__ = [
     "DEFAULT_MODEL_NAME",

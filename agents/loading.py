@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.dtypes import dtype_kwargs
-from sweetrl_gym.model_types import CausalLM, Tokenizer
+from sweetrl_gym.lm import CausalLM, Tokenizer
 
 __all__ = [
     "DEFAULT_MODEL",

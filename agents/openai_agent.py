@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from agents.base import Message
 from agents.prompts import BACKEND_AGENT_PROMPT, ENVIRONMENT_PROMPT, EnvironmentPrompt
-from sweetrl_gym.chat_api import (
+from sweetrl_gym.lm import (
     ChatAPIError,
     ChatClient,
     check_client,
@@ -29,7 +29,7 @@ class OpenAIAgent:
     played, temperature 1.0 and at most 1,024 new tokens.
 
     Args:
-        client: The endpoint (:class:`~sweetrl_gym.chat_api.ChatClient`: server, model,
+        client: The endpoint (:class:`~sweetrl_gym.lm.chat_api.ChatClient`: server, model,
             key, timeouts and retries), built once and shared by agents, simulators and
             judges.
         system_prompt: The agent's own system prompt, put before each conversation that

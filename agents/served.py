@@ -5,7 +5,7 @@ samples on vLLM. :class:`ServedModel` sends a :class:`~agents.TransformersAgent`
 already-formatted prompts to a server's text endpoint, many at a time, so the policy
 generates from exactly the text it is trained on. It talks to a running server, or
 starts one on a saved policy folder the first time it is needed
-(:class:`~sweetrl_gym.model_server.ModelServer`)::
+(:class:`~sweetrl_gym.lm.server.ModelServer`)::
 
     served = ServedModel(server=ModelServer("vllm serve {model} --port {port}", folder))
     with served:
@@ -21,8 +21,7 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from sweetrl_gym.chat_api import ChatClient, TextCompletion, check_client, check_int
-from sweetrl_gym.model_server import ModelServer
+from sweetrl_gym.lm import ChatClient, ModelServer, TextCompletion, check_client, check_int
 
 __all__ = ["ServedModel"]
 

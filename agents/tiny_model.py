@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 
-from sweetrl_gym.model_types import CausalLM, Tokenizer
+from sweetrl_gym.lm import CausalLM, Tokenizer
 
 __all__ = [
     "CHATML_TEMPLATE",
@@ -105,11 +105,13 @@ def make_tiny_tokenizer() -> Tokenizer:
     return tokenizer
 
 
-def make_tiny_lm(seed: int = 0) -> tuple[CausalLM, Tokenizer]:
+def make_tiny_lm(seed: int = 0, *, tie_word_embeddings: bool = False) -> tuple[CausalLM, Tokenizer]:
     """Build a random-init tiny Llama and its tokenizer.
 
     Args:
         seed: Seeds the weight initialisation: the same seed gives the same weights.
+        tie_word_embeddings: Share one matrix between the input embeddings and the output
+            head, as SmolLM2 (the default model) does.
 
     Returns:
         ``(model, tokenizer)``: a ``LlamaForCausalLM`` in eval mode (hidden size 16,
@@ -132,7 +134,7 @@ def make_tiny_lm(seed: int = 0) -> tuple[CausalLM, Tokenizer]:
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
         pad_token_id=tokenizer.pad_token_id,
-        tie_word_embeddings=False,
+        tie_word_embeddings=tie_word_embeddings,
         # Wider than the usual 0.02: replies then depend visibly on the prompt, which
         # tests of ordering and padding need.
         initializer_range=0.2,

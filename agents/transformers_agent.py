@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from agents.base import Message
 from agents.prompts import BACKEND_AGENT_PROMPT, ENVIRONMENT_PROMPT, EnvironmentPrompt
-from sweetrl_gym.local_lm import (
+from sweetrl_gym.lm import (
+    CausalLM,
     GenerationStats,
     PrefixCache,
+    Tokenizer,
     chat_prompt,
     check_chat_tokenizer,
     generate_texts,
@@ -19,7 +21,6 @@ from sweetrl_gym.local_lm import (
     weights_identity,
 )
 from sweetrl_gym.messages import validate_messages
-from sweetrl_gym.model_types import CausalLM, Tokenizer
 
 if TYPE_CHECKING:
     from agents.served import ServedModel
@@ -172,7 +173,7 @@ class TransformersAgent:
 
         Args:
             max_bytes: Most memory the kept states may take (see
-                :class:`~sweetrl_gym.local_lm.PrefixCache`).
+                :class:`~sweetrl_gym.lm.generation.PrefixCache`).
 
         Yields:
             The cache.

@@ -35,13 +35,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-import sweetrl_gym  # noqa: F401 - first: sets OMP_WAIT_POLICY before torch loads
 from benchmarks.harness.experiment_config import (
     ComparisonConfig,
     ConfigError,
     config_names,
     load_config,
 )
+from benchmarks.machine import share_cores_politely
 from sweetrl_gym.plugins import ALGORITHM_GROUP, entry_point_names
 from sweetrl_gym.processes import process_state
 
@@ -93,6 +93,7 @@ class _Parser(argparse.ArgumentParser):
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``sweetrl`` with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
+    share_cores_politely()  # before any subcommand loads torch
     argv = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in argv if not a.startswith("-")), None)
     debug = "--debug" in argv[: argv.index(command)] if command == "bench" else False
@@ -486,7 +487,7 @@ def make_agent(
     if spec == "openai":
         if not (getattr(args, "openai_url", None) and getattr(args, "openai_model", None)):
             raise UsageError("--agent openai needs --openai-url and --openai-model")
-        from sweetrl_gym.chat_api import ChatClient
+        from sweetrl_gym.lm import ChatClient
 
         return agents.OpenAIAgent(  # with the environment's prompt (ENVIRONMENT_PROMPT)
             ChatClient(args.openai_url, args.openai_model),
@@ -856,14 +857,17 @@ def _configs(args: argparse.Namespace) -> int:
 
 def _print_metrics(metrics: dict[str, Any]) -> None:
     """Print metrics, ``name  value  [low, high]`` when an interval comes with them."""
+    from agents.statistics import Estimate
+
     first = ("success_rate", "tests_passed", "similarity", "avg_turns", "answer_rate")
     keys = [k for k in first if k in metrics] + sorted(k for k in metrics if k not in first)
     for key in keys:
         if key.endswith(("_ci_low", "_ci_high")):
             continue
         line = f"  {key:24s} {_number(key, metrics[key])}"
-        if f"{key}_ci_low" in metrics:
-            low, high = metrics[f"{key}_ci_low"], metrics[f"{key}_ci_high"]
+        estimate = Estimate.from_record(metrics, key)
+        if estimate is not None and estimate.interval is not None:
+            low, high = estimate.interval.low, estimate.interval.high
             line += f"  95% CI [{_number(key, low)}, {_number(key, high)}]"
         print(line)
 

@@ -8,17 +8,9 @@
     env = gym.make("ColBench-Backend-v0", split="test")
     obs, info = env.reset(seed=0)
 
-This package never imports torch: environments stay light. Importing it before torch
-sets ``OMP_WAIT_POLICY=PASSIVE`` unless the environment already sets it (see below).
+This package never imports torch (environments stay light) and changes no setting of the
+process. The LLM runtime the simulators, agents and judges share is :mod:`sweetrl_gym.lm`.
 """
-
-import os
-
-# OpenMP threads that spin while waiting steal the CPU from each other when another job
-# shares the cores: a training step of the 135M model on 2 cores took 38 s with spinning
-# waiters against 4.8 s with sleeping ones, next to one busy process. Only effective
-# before torch loads its OpenMP runtime; a value the user set is kept.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 from gymnasium.envs.registration import register, registry
 

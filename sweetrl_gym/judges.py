@@ -31,7 +31,7 @@ import numpy as np
 from PIL import Image
 
 from sweetrl_gym.actions import extract_html
-from sweetrl_gym.chat_api import (
+from sweetrl_gym.lm import (
     ChatAPIError,
     ChatClient,
     check_client,
@@ -151,7 +151,7 @@ class OpenAIVisionJudge:
     a warning.
 
     Args:
-        client: The endpoint (:class:`~sweetrl_gym.chat_api.ChatClient`: server, model,
+        client: The endpoint (:class:`~sweetrl_gym.lm.chat_api.ChatClient`: server, model,
             key, timeouts and retries), built once and shared by agents, simulators and
             judges.
         prompt: The instructions (see :data:`JUDGE_PROMPT`).

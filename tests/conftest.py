@@ -9,10 +9,15 @@ import sys
 
 import pytest
 
+from benchmarks.machine import share_cores_politely
 from sweetrl_gym.sandbox import Sandbox
 from sweetrl_gym.tasks import BackendTask
 from sweetrl_gym.tasks.families import FAMILIES
 from sweetrl_gym.tasks.generator import draft_task
+
+# The test workers share the cores (`make test`: pytest -n 2), as the `sweetrl` command
+# shares them with other jobs: OpenMP threads sleep while they wait. Before torch loads.
+share_cores_politely()
 
 
 def pytest_addoption(parser):

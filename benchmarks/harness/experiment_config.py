@@ -363,8 +363,7 @@ class PolicyConfig(_Settings):
         self._check_server()
 
     def _check_server(self) -> None:
-        from sweetrl_gym.chat_api import check_base_url
-        from sweetrl_gym.model_server import check_server_command
+        from sweetrl_gym.lm import check_base_url, check_server_command
 
         command, url = self.server_command, self.server_base_url
         if command and url:

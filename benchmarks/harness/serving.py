@@ -75,8 +75,7 @@ def generation(
 
     """
     from agents import ServedModel, TransformersAgent
-    from sweetrl_gym.chat_api import ChatClient
-    from sweetrl_gym.model_server import ModelServer
+    from sweetrl_gym.lm import ChatClient, ModelServer
 
     settings = config.policy
     command, url = settings.server_command, settings.server_base_url

@@ -403,7 +403,7 @@ def _run_sampling(
     row = _row(
         "sampling",
         "sampled generation tokens/s",
-        Measure("one uniform draw a row (sweetrl_gym.sampling)", rates["ours"], "tokens/s"),
+        Measure("one uniform draw a row (sweetrl_gym.lm.sampling)", rates["ours"], "tokens/s"),
         Measure("transformers do_sample (torch.multinomial)", rates["multinomial"], "tokens/s"),
         notes=f"{result['model']} ({result['dtype']}), {result['prompts']} prompts in batches "
         f"of {result['batch_size']}, {result['new_tokens']} tokens each at temperature "

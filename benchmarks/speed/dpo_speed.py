@@ -38,7 +38,7 @@ from typing import Any
 from algorithms.pairs import TurnPair
 from benchmarks.machine import describe_machine
 from benchmarks.speed.output import DEFAULT_DIR, print_result, write_result
-from sweetrl_gym.model_types import CausalLM, Tokenizer
+from sweetrl_gym.lm import CausalLM, Tokenizer
 
 _RESULTS = DEFAULT_DIR / "dpo_speed.json"
 _INSTALL_HINT = 'pip install "sweetrl-gym[bench]"'

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 from benchmarks.speed.output import DEFAULT_DIR, run_from_command_line, write_result
 
 if TYPE_CHECKING:
-    from sweetrl_gym.model_types import CausalLM, Tokenizer
+    from sweetrl_gym.lm import CausalLM, Tokenizer
 
 __all__ = ["MODELS", "MODES", "VARIANTS", "main", "make_dialogue", "run", "run_variant"]
 

@@ -35,7 +35,7 @@ from benchmarks.speed.output import (
     print_result,
     write_result,
 )
-from sweetrl_gym.local_lm import left_pad, model_device, padding_token_id, stop_token_ids
+from sweetrl_gym.lm import left_pad, model_device, padding_token_id, stop_token_ids
 
 _RESULTS = DEFAULT_DIR / "rollout_speed.json"
 

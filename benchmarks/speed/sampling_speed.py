@@ -5,7 +5,7 @@ the first user message of the first N backend test tasks with the agent's chat t
 -> generate exactly ``--new-tokens`` tokens for all of them in chunks of ``--batch-size``
 (no stop at end-of-sequence, so both sides do the same work), once with transformers'
 sampling (``do_sample=True``: ``torch.multinomial``) and once with
-:func:`sweetrl_gym.sampling.sampling_processors` (what the library's agents use), the
+:func:`sweetrl_gym.lm.sampling.sampling_processors` (what the library's agents use), the
 same temperature, the same model -> report the generated tokens/s of each and the ratio.
 With ``--repeats`` above 1 the sides alternate and each reports its median.
 
@@ -27,8 +27,8 @@ from benchmarks.speed.output import (
     print_result,
     write_result,
 )
-from sweetrl_gym.local_lm import left_pad, model_device, padding_token_id
-from sweetrl_gym.sampling import sampling_processors
+from sweetrl_gym.lm import left_pad, model_device, padding_token_id
+from sweetrl_gym.lm.sampling import sampling_processors
 from sweetrl_gym.tasks import load_backend_tasks
 
 _RESULTS = DEFAULT_DIR / "sampling_speed.json"

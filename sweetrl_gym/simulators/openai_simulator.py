@@ -7,7 +7,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sweetrl_gym.chat_api import (
+from sweetrl_gym.lm import (
     ChatAPIError,
     ChatClient,
     check_client,
@@ -51,7 +51,7 @@ class OpenAISimulator:
     behaviour — answer ``"No response."`` and log a warning — for parity runs.
 
     Args:
-        client: The endpoint (:class:`~sweetrl_gym.chat_api.ChatClient`: server, model,
+        client: The endpoint (:class:`~sweetrl_gym.lm.chat_api.ChatClient`: server, model,
             key, timeouts and retries), built once and shared by agents, simulators and
             judges.
         prompt: Ours: the instructions, with a ``{hidden_information}`` field.

@@ -39,7 +39,7 @@ from typing import Any
 from PIL import Image
 
 from sweetrl_gym.actions import extract_html, strip_code_fences
-from sweetrl_gym.chat_api import (
+from sweetrl_gym.lm import (
     ChatAPIError,
     ChatClient,
     check_client,
@@ -137,7 +137,7 @@ class OpenAIVisionSimulator:
     always raises :class:`SimulatorError` (the task is broken).
 
     Args:
-        client: The endpoint (:class:`~sweetrl_gym.chat_api.ChatClient`: server, model,
+        client: The endpoint (:class:`~sweetrl_gym.lm.chat_api.ChatClient`: server, model,
             key, timeouts and retries; paper: Qwen2-VL-72B-Instruct), built once and
             shared by agents, simulators and judges.
         prompt: Ours: instructions when the agent sent a page (see

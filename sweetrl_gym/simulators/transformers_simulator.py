@@ -10,13 +10,14 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sweetrl_gym.local_lm import (
+from sweetrl_gym.lm import (
+    CausalLM,
+    Tokenizer,
     chat_prompt,
     check_chat_tokenizer,
     generate_texts,
     place_model,
 )
-from sweetrl_gym.model_types import CausalLM, Tokenizer
 from sweetrl_gym.simulators.base import SimulatorError
 from sweetrl_gym.simulators.prompts import (
     HUMAN_SIMULATOR_PROMPT,

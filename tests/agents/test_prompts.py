@@ -102,7 +102,7 @@ def test_the_prompt_reaches_the_agent_in_sweetrl_play(capsys, monkeypatch):
 
 
 def test_model_agents_record_that_they_take_the_environments_prompt():
-    from sweetrl_gym.chat_api import ChatClient
+    from sweetrl_gym.lm import ChatClient
 
     client = ChatClient("http://localhost:8000/v1", "policy")
     default = agents.OpenAIAgent(client)

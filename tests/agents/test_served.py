@@ -8,8 +8,7 @@ import pytest
 import torch
 
 from agents import ServedModel, TransformersAgent, collect
-from sweetrl_gym.chat_api import ChatAPIError
-from sweetrl_gym.model_server import ModelServer
+from sweetrl_gym.lm import ChatAPIError, ModelServer
 from sweetrl_gym.trajectory import TrajectoryBuffer
 from tests.fake_openai import FakeOpenAI, fast_client
 from tests.tiny_lm import make_tiny_lm

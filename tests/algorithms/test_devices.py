@@ -8,7 +8,7 @@ import torch
 from agents import TransformersAgent
 from algorithms import ArCHer, RejectionFT
 from algorithms.trainer import stays_on_cpu
-from sweetrl_gym.local_lm import model_device
+from sweetrl_gym.lm import model_device
 from tests.algorithms.conftest import FAST
 from tests.tiny_lm import make_tiny_lm
 

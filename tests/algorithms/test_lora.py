@@ -33,7 +33,7 @@ def test_sweet_rl_critic_is_a_second_adapter_on_the_policys_base(shared_buffer, 
     )
     algo.fit(shared_buffer)
     model = policy.model
-    assert algo.critic is model and set(model.peft_config) == {"default", "critic"}
+    assert algo.critic.model is model and set(model.peft_config) == {"default", "critic"}
     # The base is frozen and shared: no weight outside the adapters changed.
     state = model.get_base_model().state_dict()
     for key, value in base_before.items():

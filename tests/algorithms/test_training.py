@@ -1,6 +1,7 @@
 """The shared machinery: configs, callbacks, TensorBoard, checkpoints and resume (via RejectionFT)."""
 
-import dataclasses
+import json
+import logging
 import math
 from typing import ClassVar
 
@@ -202,33 +203,6 @@ def test_an_existing_run_is_not_overwritten(shared_buffer, tiny_policy, tmp_path
         RejectionFT(fresh_policy(), output_dir=tmp_path, **FAST).fit(shared_buffer[:6], resume=True)
 
 
-@dataclasses.dataclass(frozen=True)
-class _LaterRejectionFTConfig(RejectionFTConfig):
-    """RFT's settings as a later version might have them: one more, older behaviour by default."""
-
-    min_turns: int = 0
-    LATER_SETTINGS: ClassVar[dict] = {"min_turns": 0}
-
-
-class _LaterRejectionFT(RejectionFT):  # the same algorithm ("rft"), in that later version
-    config_class = _LaterRejectionFTConfig
-
-
-def test_a_run_folder_resumes_under_a_version_with_a_later_setting_at_its_old_value(
-    shared_buffer, tmp_path
-):
-    settings = {**FAST, "output_dir": str(tmp_path)}
-    RejectionFT(fresh_policy(), **settings).fit(shared_buffer, resume=True)
-    later = _LaterRejectionFT(fresh_policy(), _LaterRejectionFTConfig(**settings))
-    later.fit(shared_buffer, resume=True)  # the same run: found finished, nothing refused
-    changed = _LaterRejectionFTConfig(**settings, min_turns=2)
-    with pytest.raises(ValueError, match="other data or settings"):
-        _LaterRejectionFT(fresh_policy(), changed).fit(shared_buffer, resume=True)
-    for later_setting in ("question_turns", "candidate_selection"):  # SWEET-RL's later ones
-        assert later_setting not in SweetRLConfig().run_settings()
-    assert SweetRLConfig(question_turns=1).run_settings()["question_turns"] == 1
-
-
 class RaiseAfter(Callback):
     """Simulates a crash: raises after ``steps`` optimizer steps."""
 
@@ -268,6 +242,43 @@ def test_resume_after_a_crash_equals_an_uninterrupted_run(shared_buffer, tmp_pat
     ).exists()  # a finished stage drops them
 
 
+def test_a_tied_model_checkpoints_saves_and_loads_quietly_and_unchanged(
+    shared_buffer, tmp_path, caplog
+):
+    # SmolLM2's output head is its input embedding: one tensor under two names.
+    def tied_policy():
+        model, tokenizer = make_tiny_lm(seed=0, tie_word_embeddings=True)
+        return TransformersAgent(model, tokenizer, device="cpu", max_new_tokens=8, seed=0)
+
+    from safetensors import safe_open
+
+    settings = {**FAST, "batch_size": 1, "save_steps": 1}  # 4 steps, a checkpoint each
+    clean = tied_policy()
+    RejectionFT(clean, **settings).fit(shared_buffer)
+    with caplog.at_level(logging.WARNING), pytest.raises(KeyboardInterrupt):
+        RejectionFT(
+            tied_policy(), output_dir=tmp_path / "run", callbacks=[RaiseAfter(3)], **settings
+        ).fit(shared_buffer)
+    checkpoint = tmp_path / "run" / "stages" / "policy" / "checkpoint-2" / "model.safetensors"
+    with safe_open(str(checkpoint), "pt") as weights_file:
+        names = set(weights_file.keys())
+    assert "model.embed_tokens.weight" in names and "lm_head.weight" not in names
+
+    resumed = tied_policy()
+    with caplog.at_level(logging.WARNING):
+        algo = RejectionFT(resumed, output_dir=tmp_path / "run", **settings)
+        algo.fit(shared_buffer, resume=True)
+        algo.save(tmp_path / "saved")
+        back = Algorithm.load(tmp_path / "saved", device="cpu").policy
+    assert "shared tensor" not in caplog.text, caplog.text
+    for key, value in weights(clean).items():
+        torch.testing.assert_close(resumed.model.state_dict()[key], value, rtol=0, atol=1e-6)
+        assert torch.equal(back.model.state_dict()[key], resumed.model.state_dict()[key]), key
+    assert back.model.lm_head.weight is back.model.model.embed_tokens.weight
+    chats = [[{"role": "user", "content": "What is the name?"}]]
+    assert back.act(chats) == resumed.act(chats)
+
+
 def test_a_run_stopped_for_memory_resumes_with_gradient_checkpointing_turned_on(
     shared_buffer, tmp_path
 ):
@@ -287,22 +298,22 @@ def test_a_run_stopped_for_memory_resumes_with_gradient_checkpointing_turned_on(
         torch.testing.assert_close(resumed.model.state_dict()[key], value, rtol=0, atol=1e-6)
 
 
-def test_a_run_folder_of_the_fingerprint_before_it_left_gradient_checkpointing_out_resumes(
-    tmp_path,
-):
-    from algorithms.run_directory import RunDirectory
-
-    RunDirectory(tmp_path, algorithm="rft", data_fingerprint="before")
-    resumed = RunDirectory(
-        tmp_path,
-        algorithm="rft",
-        data_fingerprint="now",
-        earlier_fingerprints=["before"],
-        resume=True,
-    )
-    assert resumed.progress["fingerprint"] == "now"  # recorded as the new one from then on
+def test_a_run_folder_of_an_older_version_is_refused_saying_so(shared_buffer, tmp_path):
+    settings = {**FAST, "output_dir": str(tmp_path)}
+    RejectionFT(fresh_policy(), **settings).fit(shared_buffer)
+    RejectionFT(fresh_policy(), **settings).fit(shared_buffer, resume=True)  # the same run
+    progress = tmp_path / "progress.json"
+    record = json.loads(progress.read_text())
+    assert record["fingerprint_version"] == 2
+    # As an older version wrote it: no fingerprint version, its settings hashed otherwise.
+    del record["fingerprint_version"]
+    progress.write_text(json.dumps({**record, "fingerprint": "0123456789abcdef"}))
+    with pytest.raises(ValueError, match=r"written by an older version of sweetrl-gym"):
+        RejectionFT(fresh_policy(), **settings).fit(shared_buffer, resume=True)
+    # Of this version, the same mismatch is other data or settings.
+    progress.write_text(json.dumps({**record, "fingerprint_version": 2, "fingerprint": "x"}))
     with pytest.raises(ValueError, match="other data or settings"):
-        RunDirectory(tmp_path, algorithm="rft", data_fingerprint="other", resume=True)
+        RejectionFT(fresh_policy(), **settings).fit(shared_buffer, resume=True)
 
 
 def test_a_callback_stops_training_and_resume_finishes_it(shared_buffer, tmp_path):
@@ -374,6 +385,9 @@ def test_deepspeed_zero3_prepare_gets_an_integer_micro_batch(monkeypatch, shared
         def __init__(self, **kwargs):
             self.state = SimpleNamespace(deepspeed_plugin=plugin)
             seen["kwargs"] = kwargs
+
+        def register_save_state_pre_hook(self, hook):
+            pass
 
         def prepare(self, *objects):
             seen["objects"] = [type(o).__name__ for o in objects]

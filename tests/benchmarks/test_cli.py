@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
+import subprocess
 import sys
 import types
 from pathlib import Path
@@ -53,6 +55,35 @@ def test_every_command_has_help_with_the_config_options(capsys, command):
     assert code == 0
     assert out.startswith(f"usage: sweetrl {command}")
     assert "--config" in out and "--set SECTION.KEY=VALUE" in out
+
+
+def test_the_command_asks_openmp_threads_to_sleep_before_torch_loads():
+    # Importing our packages sets nothing (tests/test_package.py); the command sets the
+    # policy itself, first, for the training and generation it runs next to other jobs.
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    code = (
+        "import os, sys\n"
+        "from benchmarks.cli import main\n"
+        "before = os.environ.get('OMP_WAIT_POLICY'), 'torch' in sys.modules\n"
+        "main(['--help'])\n"
+        "print(before, os.environ.get('OMP_WAIT_POLICY'))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "(None, False) PASSIVE"
+
+
+def test_a_wait_policy_of_the_users_is_kept(monkeypatch):
+    from benchmarks.machine import share_cores_politely
+
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    share_cores_politely()
+    assert os.environ["OMP_WAIT_POLICY"] == "ACTIVE"
+    monkeypatch.delenv("OMP_WAIT_POLICY")
+    share_cores_politely()
+    assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
 
 
 def test_bench_help_is_the_bench_scripts_own(capsys):

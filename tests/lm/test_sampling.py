@@ -3,7 +3,7 @@ import math
 import pytest
 import torch
 
-from sweetrl_gym.sampling import sample_tokens, sampling_processors
+from sweetrl_gym.lm.sampling import sample_tokens, sampling_processors
 from tests.tiny_lm import make_tiny_lm
 
 

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from sweetrl_gym.chat_api import ChatAPIError, ChatClient
+from sweetrl_gym.lm import ChatAPIError, ChatClient
 from tests.fake_openai import FakeOpenAI
 
 HELLO = [{"role": "user", "content": "hi"}]

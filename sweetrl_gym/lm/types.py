@@ -6,7 +6,7 @@ instead of ``Any``. The aliases are string forward references and ``transformers
 at runtime (config files and the command line stay free of torch).
 
 Example:
-    >>> from sweetrl_gym.model_types import CausalLM, Tokenizer
+    >>> from sweetrl_gym.lm.types import CausalLM, Tokenizer
     >>> def load(name: str) -> tuple[CausalLM, Tokenizer]: ...
 
 """

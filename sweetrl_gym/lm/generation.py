@@ -3,6 +3,9 @@
 Shared by the acting agent (:class:`agents.TransformersAgent`) and the local simulated
 human (:class:`sweetrl_gym.simulators.TransformersSimulator`). torch, transformers and
 accelerate are imported inside the functions, so importing ``sweetrl_gym`` stays light.
+Key/value states go to and come from transformers under its current name, ``cache``
+(:func:`cache_arguments`, :func:`output_cache`): ``generate`` and a forward take a
+``Cache`` and return it, and a :class:`PrefixCache` builds one from kept states.
 """
 
 from __future__ import annotations
@@ -17,16 +20,18 @@ from typing import Any
 
 import numpy as np
 
-from sweetrl_gym.model_types import CausalLM, Tokenizer
+from sweetrl_gym.lm.types import CausalLM, Tokenizer
 
 __all__ = [
     "GenerationStats",
     "PrefixCache",
+    "cache_arguments",
     "chat_prompt",
     "check_chat_tokenizer",
     "generate_texts",
     "left_pad",
     "model_device",
+    "output_cache",
     "padding_token_id",
     "place_model",
     "plain_causal_attention",
@@ -310,7 +315,7 @@ def generate_texts(
     # official agent's settings: no top-k cut (transformers' default is 50).
     settings.update(do_sample=False, temperature=None, top_p=None, top_k=None)
     if temperature > 0:
-        from sweetrl_gym.sampling import sampling_processors
+        from sweetrl_gym.lm.sampling import sampling_processors
 
         settings["logits_processor"] = sampling_processors(temperature, top_p)
     plain = plain_causal_attention(model)
@@ -508,9 +513,9 @@ def _generate_chunk(
         out = model.generate(
             input_ids=input_ids,
             attention_mask=attention_mask,
-            past_key_values=past,
             max_new_tokens=steps,
             return_dict_in_generate=True,
+            **cache_arguments(past),
             **settings,
         )
         width = input_ids.shape[1]
@@ -524,7 +529,7 @@ def _generate_chunk(
                 going.append(j)
         if cache is None and not going:
             return new
-        states = _layer_states(out.past_key_values)  # all positions but the last token's
+        states = _layer_states(output_cache(out))  # all positions but the last token's
         if cache is not None:
             padding = (attention_mask == 0).sum(dim=1).tolist()  # rows are left-padded
             for j in sorted(set(range(len(active))) - set(going)):
@@ -535,7 +540,7 @@ def _generate_chunk(
         attention_mask = torch.cat(
             [attention_mask, attention_mask.new_ones((len(active), len(generated[0])))], dim=1
         )
-        input_ids, past = out.sequences, out.past_key_values
+        input_ids, past = out.sequences, output_cache(out)
         if len(going) < len(active):
             # The unfinished rows go on alone, without the padding columns only others needed.
             attention_mask = attention_mask[going]
@@ -596,7 +601,7 @@ def _share_prefix(
         return_dict_in_generate=True,
         **greedy,
     )
-    states = _layer_states(out.past_key_values)
+    states = _layer_states(output_cache(out))
     padding = (attention_mask == 0).sum(dim=1).tolist()
     for j, prefix in enumerate(shared):
         _keep_row(cache, prefix, [], states, j, padding[j])
@@ -692,6 +697,35 @@ def _roomy_layer_class() -> type | None:
             return self.keys, self.values
 
     return RoomyLayer
+
+
+@functools.cache
+def _cache_keyword() -> str:
+    """Return the name of the key/value cache in ``generate``, a forward and their outputs.
+
+    ``cache`` where transformers has it (5.x: ``past_key_values`` still works there but
+    warns that it goes in 6.0), else ``past_key_values``.
+    """
+    import dataclasses
+
+    from transformers.generation.utils import GenerateDecoderOnlyOutput
+
+    fields = {field.name for field in dataclasses.fields(GenerateDecoderOnlyOutput)}
+    return "cache" if "cache" in fields else "past_key_values"
+
+
+def cache_arguments(cache: Any) -> dict[str, Any]:
+    """Return the keyword arguments that hand a key/value cache to ``generate`` or a forward.
+
+    ``{"cache": cache}`` (transformers' current name; ``past_key_values`` on versions
+    before it), and none for ``None``.
+    """
+    return {} if cache is None else {_cache_keyword(): cache}
+
+
+def output_cache(output: Any) -> Any:
+    """Return the key/value cache a forward or ``generate`` returned (``None`` if none)."""
+    return getattr(output, _cache_keyword(), None)
 
 
 def _layer_states(cache: Any) -> list[tuple[Any, Any]]:
