@@ -56,7 +56,6 @@ from algorithms.multiturn_dpo import MultiTurnDPO, MultiTurnDPOConfig
 from algorithms.pairs import (
     TrajectoryPair,
     TurnPair,
-    confident_pairs,
     preference_dataset,
     split_pairs,
     trajectory_pairs,
@@ -107,7 +106,6 @@ __all__ = [
     "bradley_terry_loss",
     "build_transitions",
     "collate_dialogues",
-    "confident_pairs",
     "critic_prompt",
     "critic_prompts",
     "double_q_min",

@@ -80,9 +80,9 @@ from algorithms.losses import (
     td_targets,
     value_regression_loss,
 )
-from algorithms.models import ValueHeadModel, clone_model
+from algorithms.models import ValueHeadModel, clone_model, frozen_copy
 from algorithms.trainer import Stage, upcast_trainable
-from sweetrl_gym.model_types import CausalLM, Tokenizer
+from sweetrl_gym.lm import CausalLM, Tokenizer
 from sweetrl_gym.processes import process_state
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn
 
@@ -430,8 +430,7 @@ class ArCHer(Algorithm):
         critic = self._ensure_critic()
         # The target starts as a copy of the critic; made before ``prepare`` (a sharded
         # module cannot be deep-copied) and sharded like the critic in ``setup``.
-        target = clone_model(critic)
-        target.requires_grad_(False)
+        target = frozen_copy(critic)
         self._target = target
 
         def setup(prepared: torch.nn.Module, accelerator: Any) -> None:

@@ -47,7 +47,7 @@ from algorithms.lora import (
 from algorithms.models import load_weights, save_causal_lm
 from algorithms.run_directory import RunDirectory, fingerprint
 from algorithms.trainer import Stage, Trainer, leave_cpu, upcast_trainable
-from sweetrl_gym.model_types import CausalLM, Tokenizer
+from sweetrl_gym.lm import CausalLM, Tokenizer
 from sweetrl_gym.processes import process_state
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn
 
@@ -299,18 +299,10 @@ class Algorithm(ABC):
 
         set_seed(self.config.seed)
         settings = self.config.run_settings()
-        # Before 2026-11-26 the fingerprint held gradient checkpointing, on or off. Each
-        # fingerprint reads the whole buffer: only a resumed run folder needs these.
-        resumed = persistent and resume and self.config.output_dir is not None
-        earlier = [
-            fingerprint([{**settings, "gradient_checkpointing": on}, self.policy.name, data])
-            for on in ((True, False) if resumed else ())
-        ]
         run = RunDirectory(
             self.config.output_dir if persistent else None,
             algorithm=self.name,
             data_fingerprint=fingerprint([settings, self.policy.name, data]),
-            earlier_fingerprints=earlier,
             resume=resume,
             is_main=process_state().is_main_process,
         )
@@ -670,7 +662,10 @@ class Algorithm(ABC):
 
         Raises:
             FileNotFoundError: If ``directory`` has no ``algorithm.json``.
-            ValueError: If the file is of another algorithm or format.
+            ValueError: If the file is of another algorithm or format, or its config holds
+                a value this version refuses.
+            TypeError: If its config holds a setting this version does not have (one
+                that an older version wrote says so).
 
         """
         directory = Path(directory)
@@ -687,15 +682,17 @@ class Algorithm(ABC):
             raise ValueError(f"{path}: unknown algorithm {record['algorithm']!r}")
         if cls is not Algorithm and klass is not cls:
             raise ValueError(f"{directory} holds a {klass.__name__}, not a {cls.__name__}")
+        try:
+            config = klass.config_class.from_dict(record["config"])
+        except (TypeError, ValueError) as error:  # named with the file that holds it
+            raise type(error)(f"{path}: {error}") from None
         if (directory / "policy" / "adapter_config.json").exists():
             model = _load_lora_policy(directory, record)
             tokenizer = load_tokenizer(directory / "policy", what="saved policy")
         else:
             model, tokenizer = load_causal_lm(directory / "policy", what="saved policy")
         policy = TransformersAgent(model, tokenizer, device=device, **record["agent"])
-        algorithm = klass(
-            policy, klass.config_class.from_dict(record["config"]), callbacks=callbacks
-        )
+        algorithm = klass(policy, config, callbacks=callbacks)
         algorithm.load_components(directory)
         algorithm.metrics = dict(record.get("metrics", {}))
         algorithm.stopped = bool(record.get("stopped", False))

@@ -18,7 +18,6 @@ import numpy as np
 import torch
 
 from algorithms.logprobs import TokenizedTurns
-from sweetrl_gym.actions import parse_action
 
 __all__ = [
     "ActorBatch",
@@ -143,15 +142,12 @@ class TurnPairBatch:
             per (prompt, action).
         reference_chosen: ``(n,)`` frozen summed log-probs of the chosen actions.
         reference_rejected: ``(n,)`` the same for the rejected actions.
-        chosen_answers: ``(n,)`` bool, whether each chosen action answers (``I WANT TO
-            ANSWER:``) rather than asks.
 
     """
 
     turns: TokenizedTurns
     reference_chosen: torch.Tensor
     reference_rejected: torch.Tensor
-    chosen_answers: torch.Tensor
 
     @property
     def num_pairs(self) -> int:
@@ -311,7 +307,6 @@ def collate_turn_pairs(
             ),
             reference_chosen=torch.tensor([p.reference_chosen for p in pairs]),
             reference_rejected=torch.tensor([p.reference_rejected for p in pairs]),
-            chosen_answers=torch.tensor([parse_action(p.chosen).is_answer for p in pairs]),
         )
 
     return collate

@@ -17,7 +17,7 @@ from algorithms.batches import Dialogue, DialogueBatch, collate_dialogues
 from algorithms.config import TrainingConfig
 from algorithms.logprobs import token_logprobs
 from algorithms.losses import sft_loss
-from sweetrl_gym.model_types import CausalLM
+from sweetrl_gym.lm import CausalLM
 from sweetrl_gym.trajectory import TrajectoryBuffer
 
 __all__ = ["BehaviorCloning", "BehaviorCloningConfig"]

@@ -19,7 +19,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-from sweetrl_gym.model_types import CausalLM
+from sweetrl_gym.lm import CausalLM
 from sweetrl_gym.setting_types import describe_type, matches_type
 
 __all__ = ["MIXED_PRECISION_MODES", "TrainingConfig", "resolve_mixed_precision"]
@@ -202,11 +202,18 @@ class TrainingConfig:
 
         Raises:
             TypeError: If a name is not a setting of this config (the message suggests
-                the closest one).
+                the closest one, or says that an older version had it).
 
         """
         names = [item.name for item in fields(self)]
         for key in overrides:
+            if key in self.REMOVED_SETTINGS:
+                raise TypeError(
+                    f"{type(self).__name__} has no setting {key!r} any more; removed: "
+                    f"{self.REMOVED_SETTINGS[key]}. A config, saved algorithm or run folder "
+                    "that sets it was written by an older version of sweetrl-gym: leave the "
+                    "setting out (a run of that version cannot resume: use a new output_dir)"
+                )
             if key not in names:
                 close = difflib.get_close_matches(key, names, n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else ""
@@ -223,9 +230,9 @@ class TrainingConfig:
         "report_to",
         "gradient_checkpointing",
     )
-    # Settings added after run folders existed, each with the value that computes what the
-    # runs before it did (subclasses add theirs).
-    LATER_SETTINGS: ClassVar[dict[str, Any]] = {}
+    # Settings an older version had and this one removed, each with what is left of it: a
+    # config, saved algorithm or run folder that sets one was written by that version.
+    REMOVED_SETTINGS: ClassVar[dict[str, str]] = {}
 
     def to_dict(self) -> dict[str, Any]:
         """Return the settings as a JSON-serialisable dict."""
@@ -235,15 +242,10 @@ class TrainingConfig:
         """Return the settings that decide what a fit computes (its run folder's fingerprint).
 
         Left out: the settings of where, how visibly and in how much memory it runs
-        (``RUN_ONLY_SETTINGS``), and a setting added in a later version while it holds
-        the value that computes what the older version did (``LATER_SETTINGS``), so that
-        a run folder written before the setting existed still resumes.
+        (``RUN_ONLY_SETTINGS``).
         """
         return {
-            key: value
-            for key, value in self.to_dict().items()
-            if key not in self.RUN_ONLY_SETTINGS
-            and not (key in self.LATER_SETTINGS and value == self.LATER_SETTINGS[key])
+            key: value for key, value in self.to_dict().items() if key not in self.RUN_ONLY_SETTINGS
         }
 
     @classmethod

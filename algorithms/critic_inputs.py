@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from agents.transformers_agent import TransformersAgent
-from sweetrl_gym.local_lm import chat_prompt
+from sweetrl_gym.lm import chat_prompt
 from sweetrl_gym.messages import validate_messages
 from sweetrl_gym.trajectory import Turn
 

@@ -46,8 +46,13 @@ from typing import Any
 import torch
 from torch.utils.checkpoint import checkpoint
 
-from sweetrl_gym.local_lm import plain_causal_attention
-from sweetrl_gym.model_types import CausalLM, Tokenizer
+from sweetrl_gym.lm import (
+    CausalLM,
+    Tokenizer,
+    cache_arguments,
+    output_cache,
+    plain_causal_attention,
+)
 
 __all__ = [
     "HEAD_CHUNK_SIZE",
@@ -608,7 +613,7 @@ def _forward(model: CausalLM, turns: TokenizedTurns, past: _Past | None) -> Any:
     return model(
         input_ids=turns.input_ids,
         attention_mask=torch.cat([prefix_mask, turns.attention_mask], dim=1),
-        past_key_values=states,
+        **cache_arguments(states),
     )
 
 
@@ -823,9 +828,7 @@ def shared_prefix_turn_logprobs(model: CausalLM, turns: TokenizedTurns) -> TurnL
     turns = turns.to(device)
     states = None
     if length > 0:
-        states = getattr(
-            _prefix_forward(model, turns.input_ids[:1, :length]), "past_key_values", None
-        )
+        states = output_cache(_prefix_forward(model, turns.input_ids[:1, :length]))
     if states is None or not callable(getattr(states, "batch_repeat_interleave", None)):
         return turn_logprobs(model, turns)
     states.batch_repeat_interleave(len(turns))

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from algorithms.config import TrainingConfig
-from sweetrl_gym.model_types import CausalLM
+from sweetrl_gym.lm import CausalLM
 
 __all__ = [
     "POLICY_ADAPTER",

@@ -254,8 +254,7 @@ def turn_advantage(critic_logps: Tensor, reference_logps: Tensor, *, beta: float
     collapses). :class:`~algorithms.SweetRL` trains its critic with ``reference_logps``
     from the critic's frozen start (reading the same hinted prompt), and ranks candidate
     actions by the same ratio with ``reference_logps`` from the sampling policy on its
-    unhinted prompt, as the official code does (``SweetRLConfig.critic_baseline``);
-    ``beta`` does not change a ranking.
+    unhinted prompt, as the official code does; ``beta`` does not change a ranking.
 
     Args:
         critic_logps: Log-probs of each turn's action under the critic (trained).

@@ -11,13 +11,14 @@ import torch
 from torch import nn
 
 from algorithms.logprobs import truncate_middle
-from sweetrl_gym.model_types import CausalLM, Tokenizer
+from sweetrl_gym.lm import CausalLM, Tokenizer
 
 __all__ = [
     "ValueHeadModel",
     "clone_model",
     "enable_activation_checkpointing",
     "encode_texts",
+    "frozen_copy",
     "load_weights",
     "save_causal_lm",
 ]
@@ -27,6 +28,13 @@ def clone_model(model: nn.Module) -> nn.Module:
     """Return an independent copy of ``model`` (same device and dtype), in eval mode."""
     clone = copy.deepcopy(model)
     clone.eval()
+    return clone
+
+
+def frozen_copy(model: nn.Module) -> nn.Module:
+    """Return :func:`clone_model` of ``model`` with no trainable parameter (a frozen reference)."""
+    clone = clone_model(model)
+    clone.requires_grad_(False)
     return clone
 
 

@@ -21,7 +21,7 @@ from algorithms.config import TrainingConfig
 from algorithms.logprobs import turn_logprobs
 from algorithms.losses import dpo_loss, trajectory_scores
 from algorithms.pairs import TrajectoryPair, no_trajectory_pairs, trajectory_pairs
-from sweetrl_gym.model_types import CausalLM
+from sweetrl_gym.lm import CausalLM
 from sweetrl_gym.trajectory import TrajectoryBuffer
 
 __all__ = ["MultiTurnDPO", "MultiTurnDPOConfig"]
@@ -32,21 +32,12 @@ class MultiTurnDPOConfig(TrainingConfig):
     """Settings of :class:`MultiTurnDPO` (and every :class:`TrainingConfig` setting).
 
     Attributes:
-        batch_size: Trajectory pairs per forward pass (each is two sequences, one per
-            dialogue).
+        batch_size: Trajectory pairs per forward pass, two sequences each.
         beta: DPO inverse temperature (the paper's DPO setting: 0.1).
         nll_coef: Weight of an NLL term on the chosen trajectory's actions (0: plain DPO).
-        nll_scope: How the NLL term weighs the chosen dialogue. ``"action"`` (default):
-            each action's mean token NLL, summed over the dialogue's actions, so every
-            action is anchored as hard as SWEET-RL anchors its one chosen action.
-            ``"dialogue"``: one token mean over the whole dialogue (each action of a
-            4-turn dialogue then weighs about a quarter as much).
+        nll_scope: ``"action"``: each action's mean token NLL, summed; ``"dialogue"``: one mean.
         pair_success_only: Pair only tasks with a success, as SWEET-RL's critic data.
         min_reward_gap: A rejected trajectory must score lower by more than this.
-        max_pairs: Train on at most this many pairs, those of widest reward gap
-            (``None``: every pair). A fixed count keeps the number of steps and the
-            labels' margin alike across buffers whose rewards spread differently, where
-            a fixed ``min_reward_gap`` gives each a different number of pairs.
 
     """
 
@@ -56,15 +47,14 @@ class MultiTurnDPOConfig(TrainingConfig):
     nll_scope: str = "action"
     pair_success_only: bool = True
     min_reward_gap: float = 0.0
-    max_pairs: int | None = None
 
-    LATER_SETTINGS: ClassVar[dict[str, Any]] = {"max_pairs": None}
+    REMOVED_SETTINGS: ClassVar[dict[str, str]] = {
+        "max_pairs": "every trajectory pair is trained on",
+    }
 
     def __post_init__(self) -> None:
         super().__post_init__()
         self._check_positive("beta")
-        if self.max_pairs is not None:
-            self._check_positive("max_pairs")
         self._check_non_negative("nll_coef", "min_reward_gap")
         self._check_choice("nll_scope", ("action", "dialogue"))
 
@@ -95,7 +85,6 @@ class MultiTurnDPO(Algorithm):
             buffer,
             success_only=self.config.pair_success_only,
             min_reward_gap=self.config.min_reward_gap,
-            max_pairs=self.config.max_pairs,
         )
         require_items(
             pairs, no_trajectory_pairs(len(buffer), success_only=self.config.pair_success_only)

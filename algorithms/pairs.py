@@ -24,7 +24,6 @@ __all__ = [
     "TURN_PAIRS",
     "TrajectoryPair",
     "TurnPair",
-    "confident_pairs",
     "no_trajectory_pairs",
     "preference_dataset",
     "read_turn_pairs",
@@ -92,7 +91,6 @@ def trajectory_pairs(
     *,
     success_only: bool = True,
     min_reward_gap: float = 0.0,
-    max_pairs: int | None = None,
 ) -> list[TrajectoryPair]:
     """Pair each task's best trajectory with every strictly worse one (SWEET-RL step 1).
 
@@ -102,19 +100,11 @@ def trajectory_pairs(
             choice; partial credit is noisier).
         min_reward_gap: A rejected trajectory must score below the best by more than
             this (``0``: any strictly lower reward).
-        max_pairs: Keep at most this many pairs, those of widest reward gap (ties go to
-            the earlier pair); ``None``: every pair. Unlike a gap, a count gives every
-            buffer the same number of pairs however spread its rewards are.
 
     Returns:
         Pairs, tasks in order of first appearance; ties for best go to the first.
 
-    Raises:
-        ValueError: On a negative ``max_pairs``.
-
     """
-    if max_pairs is not None and max_pairs < 0:
-        raise ValueError(f"max_pairs must be >= 0 or None, got {max_pairs}")
     groups: dict[str, list[Trajectory]] = {}
     for trajectory in buffer:
         groups.setdefault(trajectory.task_id, []).append(trajectory)
@@ -128,12 +118,7 @@ def trajectory_pairs(
             for other in trajectories
             if best.reward - other.reward > min_reward_gap
         )
-    if max_pairs is None or len(pairs) <= max_pairs:
-        return pairs
-    widest = sorted(
-        range(len(pairs)), key=lambda i: pairs[i].rejected.reward - pairs[i].chosen.reward
-    )[:max_pairs]  # a stable sort: ties keep the earlier pair
-    return [pairs[i] for i in sorted(widest)]
+    return pairs
 
 
 def no_trajectory_pairs(num_trajectories: int, *, success_only: bool) -> str:
@@ -186,7 +171,6 @@ def turn_pairs(
     num_pairs: int = 4,
     rng: np.random.Generator,
     task_id: str = "",
-    groups: Sequence[Any] | None = None,
 ) -> list[TurnPair]:
     """Pair candidates of the top half with candidates of the bottom half (SWEET-RL step 4).
 
@@ -195,12 +179,6 @@ def turn_pairs(
     a (chosen, rejected) combination. Pairs whose scores tie are skipped: they carry
     no preference.
 
-    With ``groups``, a candidate is paired only within its group (e.g. questions with
-    questions, answers with answers), each group ranked and halved on its own; the
-    turn's ``num_pairs`` are shared among the groups in proportion to their sizes (at
-    least one pair for a group of two or more), so the pairs' chosen actions keep
-    roughly the groups' sampled shares.
-
     Args:
         messages: The turn's context.
         candidates: Sampled actions for the turn.
@@ -208,80 +186,13 @@ def turn_pairs(
         num_pairs: Pairs to draw (the paper: 4); fewer when there are not enough.
         rng: Source of randomness.
         task_id: The turn's task, recorded in each pair.
-        groups: One hashable label per candidate; ``None``: one group (the paper).
 
     Returns:
-        Up to ``num_pairs`` pairs (with groups, a few more where rounding up gives each
-        group its one pair).
+        Up to ``num_pairs`` pairs.
 
     """
     if len(candidates) != len(scores):
         raise ValueError(f"{len(candidates)} candidates but {len(scores)} scores")
-    if groups is None:
-        return _half_pairs(messages, candidates, scores, num_pairs, rng, task_id)
-    if len(groups) != len(candidates):
-        raise ValueError(f"{len(candidates)} candidates but {len(groups)} group labels")
-    members: dict[Any, list[int]] = {}
-    for index, label in enumerate(groups):
-        members.setdefault(label, []).append(index)
-    pairs = []
-    for indices in members.values():
-        if len(indices) < 2:
-            continue
-        share = max(1, round(num_pairs * len(indices) / len(candidates)))
-        pairs += _half_pairs(
-            messages,
-            [candidates[i] for i in indices],
-            [scores[i] for i in indices],
-            share,
-            rng,
-            task_id,
-        )
-    return pairs
-
-
-def confident_pairs(
-    pairs: Sequence[TurnPair], kinds: Sequence[Any], quantile: float
-) -> list[TurnPair]:
-    """Keep the turn pairs the critic tells apart most: the widest score gaps of each kind.
-
-    A pair is kept when its gap (``chosen_score - rejected_score``) is at least the
-    ``quantile`` of the gaps of the pairs of its kind, so each kind (e.g. two questions,
-    two answers, a question and an answer, whose gaps differ in scale) keeps its share.
-
-    Args:
-        pairs: Turn pairs, e.g. from :func:`turn_pairs`.
-        kinds: One hashable label per pair.
-        quantile: In [0, 1); 0 keeps every pair, 0.5 the wider half of each kind.
-
-    Returns:
-        The kept pairs, in their order.
-
-    Raises:
-        ValueError: On a quantile outside [0, 1) or a label count that is not the pairs'.
-
-    """
-    if not 0.0 <= quantile < 1.0:
-        raise ValueError(f"quantile must be in [0, 1), got {quantile}")
-    if len(kinds) != len(pairs):
-        raise ValueError(f"{len(pairs)} pairs but {len(kinds)} kind labels")
-    gaps = np.array([p.chosen_score - p.rejected_score for p in pairs], dtype=float)
-    threshold = np.zeros(len(pairs))
-    for label in set(kinds):
-        members = [i for i, kind in enumerate(kinds) if kind == label]
-        threshold[members] = np.quantile(gaps[members], quantile)
-    return [pair for pair, gap, low in zip(pairs, gaps, threshold) if gap >= low]
-
-
-def _half_pairs(
-    messages: Sequence[dict[str, str]],
-    candidates: Sequence[str],
-    scores: Sequence[float],
-    num_pairs: int,
-    rng: np.random.Generator,
-    task_id: str,
-) -> list[TurnPair]:
-    """:func:`turn_pairs` within one group: top half against bottom half."""
     ranked = sorted(range(len(candidates)), key=lambda i: -scores[i])
     half = len(ranked) // 2
     top, bottom = ranked[:half], ranked[len(ranked) - half :]

@@ -29,6 +29,10 @@ from sweetrl_gym.atomic_write import write_atomically
 __all__ = ["RunDirectory", "fingerprint"]
 
 _FORMAT = "sweetrl-gym/run/v1"
+_FINGERPRINT_VERSION = 2
+"""What a run's fingerprint covers, numbered (2: without the settings since removed, with
+those an older version left out at their old values). A folder of a lower number whose
+fingerprint differs was written by an older version: it cannot resume, and says so."""
 
 
 def fingerprint(parts: Iterable[Any]) -> str:
@@ -52,17 +56,16 @@ class RunDirectory:
         root: The run's ``output_dir``; ``None`` keeps nothing on disk.
         algorithm: The algorithm's name (recorded; a mismatch on resume raises).
         data_fingerprint: Hash of the training data and settings; a mismatch on resume
-            raises, since the checkpoints would belong to another run.
-        earlier_fingerprints: Hashes the same run had under earlier versions of the
-            package (which hashed other settings): accepted on resume, and the record
-            takes ``data_fingerprint`` from then on.
+            raises, since the checkpoints would belong to another run (or to an older
+            version of the package, which hashed other settings).
         resume: Continue the run recorded in ``root``. Without it an existing run there
             is an error, so that nothing is overwritten by accident.
         is_main: Whether this process writes (the others only read).
 
     Raises:
         FileExistsError: If ``root`` holds a run and ``resume`` is false.
-        ValueError: If resuming a run of another algorithm or other data.
+        ValueError: If resuming a run of another algorithm, other data or settings, or
+            an older version.
 
     """
 
@@ -72,7 +75,6 @@ class RunDirectory:
         *,
         algorithm: str,
         data_fingerprint: str,
-        earlier_fingerprints: Sequence[str] = (),
         resume: bool = False,
         is_main: bool = True,
     ):
@@ -82,6 +84,7 @@ class RunDirectory:
             "format": _FORMAT,
             "algorithm": algorithm,
             "fingerprint": data_fingerprint,
+            "fingerprint_version": _FINGERPRINT_VERSION,
             "stages": {},
         }
         if self.root is None:
@@ -94,19 +97,33 @@ class RunDirectory:
                 f"resume=True to continue it, or choose another output_dir"
             )
         if recorded is not None:
-            if recorded.get("fingerprint") in earlier_fingerprints:
-                recorded = {**recorded, "fingerprint": data_fingerprint}
-            for key, want in (("algorithm", algorithm), ("fingerprint", data_fingerprint)):
-                if recorded.get(key) != want:
-                    raise ValueError(
-                        f"cannot resume {self.root}: it was started with {key} "
-                        f"{recorded.get(key)!r}, this run has {want!r} (other data or "
-                        f"settings); use a new output_dir"
-                    )
-            self.progress = recorded
+            self._check_same_run(recorded, algorithm, data_fingerprint)
+            self.progress = {**recorded, "fingerprint_version": _FINGERPRINT_VERSION}
         if self.is_main:
             (self.root / "stages").mkdir(parents=True, exist_ok=True)
             self._save()
+
+    def _check_same_run(self, recorded: dict[str, Any], algorithm: str, fingerprint: str) -> None:
+        """Refuse to resume a run of another algorithm, other data or settings, or version."""
+        if recorded.get("algorithm") != algorithm:
+            raise ValueError(
+                f"cannot resume {self.root}: it was started with algorithm "
+                f"{recorded.get('algorithm')!r}, this run has {algorithm!r}; use a new "
+                "output_dir"
+            )
+        if recorded.get("fingerprint") == fingerprint:
+            return
+        if recorded.get("fingerprint_version", 1) < _FINGERPRINT_VERSION:
+            raise ValueError(
+                f"cannot resume {self.root}: it was written by an older version of "
+                "sweetrl-gym, which fingerprinted a run's settings otherwise (some of them "
+                "since removed), or it holds a run of other data; use a new output_dir"
+            )
+        raise ValueError(
+            f"cannot resume {self.root}: it was started with fingerprint "
+            f"{recorded.get('fingerprint')!r}, this run has {fingerprint!r} (other data or "
+            "settings); use a new output_dir"
+        )
 
     def _read(self) -> dict[str, Any] | None:
         path = self.root / "progress.json"

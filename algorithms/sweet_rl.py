@@ -17,8 +17,7 @@ public method usable on its own; :meth:`SweetRL.fit` runs them in sequence.
    (:meth:`SweetRL.score_actions`); by default, candidates cut off at ``max_new_tokens``
    are dropped (they would teach the policy to stop mid-answer).
 4. **Turn pairs** (same method): one top-half candidate vs one bottom-half candidate,
-   4 pairs per turn (with ``mixed_pairs=False``, questions, drafts and answers each
-   among their own kind).
+   4 pairs per turn.
 5. **The policy** (:meth:`SweetRL.fit_policy`): DPO on the turn pairs plus an NLL term on
    the chosen action.
 
@@ -28,16 +27,18 @@ information), ``critic_head="value"`` (a scalar value head instead of the log-ra
 ``critic_score="last_turn"`` (a trajectory scored by its last turn only);
 ``critic_score="token_mean"`` is the official code's trajectory score.
 
+The critic is one object (:mod:`algorithms.critic`): a copy of the policy, a LoRA adapter
+on its base, or a model of its own, each keeping its frozen start, which is also the
+sampling policy that candidates are measured against, so scores stay right after the
+policy has been trained or the algorithm reloaded.
+
 Many processes: the reference, scoring, sampling and accuracy passes are split across
-ranks (:func:`algorithms.distributed.map_sharded`); the critic's frozen start, which is
-also the sampling policy that candidates are measured against, is kept (a copy, or with
-LoRA the base with adapters disabled), so scores stay right after the policy has been
-trained or the algorithm reloaded.
+ranks (:func:`algorithms.distributed.map_sharded`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,74 +48,48 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from agents.loading import load_model
 from algorithms.base import Algorithm, require_items
 from algorithms.batches import (
     Dialogue,
-    DialogueBatch,
     DialoguePair,
     TurnPairBatch,
     TurnPairItem,
-    collate_dialogue_pairs,
     collate_turn_pairs,
     from_json,
     split_by_lengths,
     to_json,
 )
 from algorithms.config import TrainingConfig
+from algorithms.critic import CRITIC_HEADS, CRITIC_SCORES, Critic, make_critic
 from algorithms.critic_inputs import HINT_POSITIONS, REFERENCE_HINT, critic_prompt
-from algorithms.distributed import full_state_dict, map_sharded, reshard
+from algorithms.distributed import map_sharded, reshard
 from algorithms.fit_context import Diagnostics, FitContext
-from algorithms.logprobs import TokenizedTurns, shared_prefix_turn_logprobs, turn_logprobs
-from algorithms.lora import (
-    POLICY_ADAPTER,
-    adapter_active,
-    add_adapter,
-    is_peft_model,
-    load_adapter_weights,
-    save_adapter,
-)
-from algorithms.losses import (
-    bradley_terry_loss,
-    dpo_loss,
-    last_turn_scores,
-    token_mean_scores,
-    trajectory_scores,
-    turn_advantage,
-)
-from algorithms.models import ValueHeadModel, clone_model, load_weights, save_causal_lm
+from algorithms.logprobs import TokenizedTurns, turn_logprobs
+from algorithms.lora import POLICY_ADAPTER, adapter_active, is_peft_model
+from algorithms.losses import bradley_terry_loss, dpo_loss
 from algorithms.pairs import (
     TURN_PAIRS,
     TrajectoryPair,
     TurnPair,
-    confident_pairs,
     no_trajectory_pairs,
     split_pairs,
     trajectory_pairs,
     turn_pairs,
     write_turn_pairs,
 )
-from algorithms.trainer import Stage, upcast_trainable
-from sweetrl_gym.actions import extract_html, parse_action
-from sweetrl_gym.model_types import CausalLM
+from algorithms.trainer import Stage
+from sweetrl_gym.actions import parse_action
+from sweetrl_gym.lm import CausalLM
 from sweetrl_gym.processes import process_state
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn
 
 __all__ = ["SweetRL", "SweetRLConfig"]
 
-_CRITIC_ADAPTER = "critic"
-
-_CRITIC_SCORES = ("turn_sum", "token_mean", "last_turn")
-"""Values of :attr:`SweetRLConfig.critic_score`."""
-
 _DROPPED_CANDIDATES = {
     "truncated_candidates": "were cut off at max_new_tokens and dropped, leaving too few "
     "complete ones; raise candidate_max_new_tokens or set drop_truncated_candidates=False",
-    "answer_candidates": "answered and were dropped (pair_turns='questions'), leaving too few "
-    "questions; raise num_candidates or set pair_turns='all'",
-    "question_candidates": "did not answer and were dropped (pair_turns='answers', or a turn "
-    "after question_turns), leaving too few answers; raise num_candidates, or set "
-    "pair_turns='all' and question_turns=None",
+    "question_candidates": "did not answer and were dropped (a turn after question_turns), "
+    "leaving too few answers; raise num_candidates or set question_turns=None",
 }
 """Why sampled candidates were left out of the turn pairs (counts in the cached pairs), and
 what to change when that left no pair."""
@@ -122,145 +97,47 @@ what to change when that left no pair."""
 
 @dataclass(frozen=True)
 class SweetRLConfig(TrainingConfig):
-    """Settings of :class:`SweetRL`.
+    """Settings of :class:`SweetRL` (and every :class:`TrainingConfig` setting).
 
-    Official defaults (the paper and facebookresearch/sweet_rl): ``learning_rate`` and
-    ``critic_learning_rate`` 2e-7, ``num_epochs`` 1 (the policy's), ``critic_epochs`` 4,
-    ``dpo_beta`` and ``critic_beta`` 0.1, ``nll_coef`` 0.01, the log-ratio critic that
-    reads the reference (``hint_template``), ``length_normalize``, ``critic_baseline=
-    "policy"``, ``pair_success_only``, ``candidate_fraction`` 0.1, ``num_candidates`` 16 at
-    ``candidate_temperature`` 1.0, ``pairs_per_turn`` 4, ``max_grad_norm`` 1.0.
-
-    Not official by default (the ``paper`` configs set the official value; the
-    "Reproducing the paper" page says why each differs): ``critic_score`` (official
-    ``"token_mean"``), ``held_out_fraction`` (0), ``candidate_selection``
-    (``"trajectories"``), ``drop_truncated_candidates`` (False), ``hint_position``
-    (``"prefix"``), ``nll_scope``
-    (``"sequence"``), ``critic_max_length`` and ``max_length`` (8192, 16384), the batch
-    (8 a step), ``adam_betas`` ((0.9, 0.95)), ``lr_scheduler``, ``warmup_ratio`` and
-    ``min_lr_ratio`` (``"cosine_with_min_lr"``, 0.03, 0.1).
+    "(official)": the default is the paper's and facebookresearch/sweet_rl's; "(official:
+    X)": the default is ours and the ``paper`` configs set X (docs/reproducing.md: why).
+    Shared settings: ``learning_rate`` is official; ``max_length`` (official: 16384), the
+    batch (official: 8 pairs a step) and the Adam betas and schedule (as
+    :class:`TrainingConfig` says) are ours.
 
     Attributes:
-        dpo_beta: DPO inverse temperature of the policy update (paper: 0.1).
-        nll_coef: Weight of the NLL term on the chosen action (paper: 0.01).
-        nll_turns: Which chosen actions the NLL term anchors. ``"all"`` (paper): every
-            pair's. ``"answers"``: only the pairs whose chosen action answers (its weight
-            on each of them unchanged, the questions' term 0): the anchor keeps the code
-            the policy copies, while the critic's chosen questions get the DPO term only,
-            not supervised training on them (which moved the decision to answer;
-            docs/results.md, run 14).
-        dpo_coef: Weight of the DPO term of the policy step (paper: 1). 0 leaves the NLL
-            term alone: supervised training on the chosen candidates (the
-            ``sweet-rl-nll`` control of ``sweetrl compare``).
-        critic_learning_rate: The critic's step size (paper: 2e-7).
-        critic_epochs: Passes over the trajectory pairs (paper: 4).
-        critic_beta: Scale of the turn advantage (paper: 0.1).
-        critic_batch_size: Trajectory pairs per critic forward pass (each pair is two
-            sequences, one per dialogue).
-        critic_uses_reference: Give the critic the training-time information (the
-            paper's asymmetry); ``False`` is the ablation without it.
-        critic_baseline: What a candidate action's critic log-prob is measured against
-            when candidates are ranked (and in :meth:`SweetRL.score_actions` and
-            :meth:`SweetRL.turn_advantages`). ``"policy"`` (the official code): the
-            sampling policy's mean log-prob of the action on its own prompt, without the
-            hint, so the score holds what the hint makes likelier as well as what the
-            critic learnt. ``"start"``: the critic's frozen start reading the same hinted
-            prompt, so only what training changed counts (the critic's Bradley–Terry
-            loss always uses this one). With a separate ``critic_model`` and full
-            fine-tuning, ``"policy"`` after the policy step is the trained policy (its
-            start is not kept). The value head has no baseline (it ignores this).
-        critic_head: ``"log_ratio"`` (the paper's parameterisation) or ``"value"`` (the
-            ablation: a scalar head on the critic LM, trained with the same loss).
-        length_normalize: Mean (paper) or summed token log-probs in the advantage (the
-            paper's ablation without the mean collapsed).
-        critic_score: How the critic scores a trajectory for its Bradley–Terry loss
-            (and :meth:`SweetRL.critic_accuracy`). ``"turn_sum"`` (default; the paper's
-            description): the sum of the per-turn advantages, so each turn weighs the
-            same whatever its length. ``"token_mean"`` (the official code: its DPO
-            trainer's mean log-prob over every assistant token of the dialogue): one
-            mean over all the trajectory's action tokens, so long turns weigh more; use
-            it to reproduce the official critic. ``"last_turn"``: the last turn's
-            advantage only (an ablation). ``"sum"`` is read as ``"turn_sum"`` (configs
-            saved before the rename). Whichever it is, a turn's advantage (what ranks
-            candidates and :meth:`SweetRL.turn_advantages` returns) stays the turn's
-            scaled mean log-ratio. ``"token_mean"`` needs ``length_normalize=True`` (it is
-            a length normalisation) and ``critic_head="log_ratio"`` (a value head gives
-            no per-token values).
-        hint_template: How the training-time information is put in words; fields
-            name keys of ``Trajectory.reference`` or fields derived from them
-            (:func:`algorithms.critic_inputs.hint_fields`). Paper: the ground-truth
-            answer (:data:`~algorithms.critic_inputs.REFERENCE_HINT`); on the Backend,
-            :data:`~algorithms.critic_inputs.FACTS_HINT` names the facts instead.
-        hint_position: Where the critic reads the hint. ``"system"`` (default): at the
-            end of the system prompt, so the chat template starts as the policy's does.
-            ``"prefix"`` (official: its scripts prepend the sentence to the formatted
-            prompt): before everything, the template's start token included.
-        critic_model: A hub id, local folder or ``"default"`` of a causal LM to start the
-            critic from (:func:`agents.loading.load_model`; it must use the policy's
-            tokenizer); ``None``: the policy's model (paper; with LoRA, a second adapter
-            on it).
-        critic_max_length: Longest row the critic reads, in training and scoring
-            (official: 8192, the policy's 16384); ``None``: ``max_length``.
-        nll_scope: What the NLL term averages over. ``"action"`` (default): the chosen
-            action's tokens. ``"sequence"`` (official: its DPO trainer, given pairs with
-            no prompt key, masks nothing): the whole chosen row, prompt included, so the
-            anchor on the action weighs about action / row length as much and the term
-            also fits the prompt. Ours anchors what the policy says, not what it reads.
-        pair_success_only: Build trajectory pairs only from tasks with a success (paper).
-        min_reward_gap: A rejected trajectory must score lower by more than this.
-        held_out_fraction: Share of tasks whose pairs are held out to measure the
-            critic's pairwise accuracy (not trained on).
-        candidate_fraction: Share of the buffer's turns that get candidates (paper: 10%);
-            with ``candidate_selection="trajectories"``, share of its trajectories.
-        candidate_selection: What ``candidate_fraction`` draws. ``"turns"`` (default,
-            the paper's text): that share of all the buffer's turns, drawn at random.
-            ``"trajectories"`` (official: ``sample_best_of_n.py --data_fraction``): the
-            buffer's first trajectories in order, that share of them (rounded down),
-            every turn of each getting candidates.
-        num_candidates: Actions sampled per selected turn (paper: 16).
-        candidate_temperature: Sampling temperature of the candidates (paper: 1.0).
-        candidate_max_new_tokens: Longest candidate; ``None``: the policy's setting.
-        drop_truncated_candidates: Leave candidates that were cut off at
-            ``max_new_tokens`` out of the turn pairs (neither chosen nor rejected): the
-            policy is trained on an action followed by the end-of-turn token, which would
-            teach it to stop mid-answer. A candidate counts as cut off when it
-            re-tokenizes to at least ``max_new_tokens`` tokens (a sample whose decoded
-            text re-tokenizes shorter slips through). ``False`` keeps them (needed for
-            tiny random-init policies, whose samples never end).
-        pairs_per_turn: Turn-level pairs drawn per turn, top half vs bottom half
-            (paper: 4).
-        pair_turns: Which actions make turn-level pairs. ``"all"`` (paper): every
-            sampled candidate. ``"questions"``: only the turns where the buffer's episode
-            asked get candidates, and candidates that answer (``I WANT TO ANSWER:``) are
-            dropped before scoring: DPO shapes only what the policy asks and when, never
-            the decision to answer (a critic that favours questions then teaches the
-            policy to keep asking; see docs/results.md). ``"answers"``: the mirror image,
-            only the turns where the episode answered, only answering candidates: DPO
-            shapes the answer's content where the policy already answers.
-        question_turns: The last turn (counted from 1) of a dialogue whose question
-            candidates make pairs; ``None`` (paper): every turn. After it, only the turns
-            where the episode answered get candidates, and their question candidates are
-            dropped: the pairs there are answers against answers. For a critic that
-            orders early questions better than late ones (docs/results.md).
-        mixed_pairs: Pair a question with an answer sampled at the same turn (paper).
-            ``False``: a turn's candidates are paired only within their kind (each kind
-            ranked and halved on its own, the turn's ``pairs_per_turn`` shared in
-            proportion to the kinds' counts): questions, answers, and on the Frontend
-            drafts (a page shown without answering). No pair sets asking against
-            answering, or a draft against a question. The NLL and DPO terms on same-kind
-            pairs can still move the decision to answer (docs/results.md, run 13).
-        pair_gap_quantile: Keep only the turn pairs whose critic score gap is at least
-            this quantile of the gaps of their kind (two questions, two answers, two
-            drafts, or two of different kinds); 0 (paper) keeps every pair, 0.5 the wider
-            half of each kind. For a critic surer of its wide-gap pairs than of its
-            near-ties (what it gave: docs/results.md, run 21); raise ``pairs_per_turn`` to
-            keep the step's size.
+        dpo_beta: DPO inverse temperature of the policy step (official).
+        nll_coef: Weight of the NLL term on the chosen action (official).
+        dpo_coef: Weight of the DPO term (official); 0 leaves the NLL alone (``sweet-rl-nll``).
+        critic_learning_rate: The critic's step size (official).
+        critic_epochs: Passes over the trajectory pairs (official).
+        critic_beta: Scale of a turn's advantage (official).
+        critic_batch_size: Trajectory pairs per critic forward pass, two rows each (official).
+        critic_uses_reference: The critic reads the hint (official); False: the paper's ablation.
+        critic_head: ``"log_ratio"`` (official) or ``"value"``: the paper's ablation, no LoRA.
+        length_normalize: Mean token log-probs in an advantage (official); False: ablation, sums.
+        critic_score: Sum of turn advantages, or ``"last_turn"`` (official: ``"token_mean"``).
+        hint_template: The training-time information in words (official: the ground truth).
+        hint_position: ``"system"``: ends the system prompt (official: ``"prefix"``, before it).
+        critic_model: A model to start the critic from; ``None``: the policy (official).
+        critic_max_length: Longest critic row; ``None``: ``max_length`` (official: 8192).
+        nll_scope: The NLL on the chosen ``"action"`` (official: ``"sequence"``, the whole row).
+        pair_success_only: Trajectory pairs only from tasks with a success (official).
+        min_reward_gap: A rejected trajectory scores lower by more than this (official: 0).
+        held_out_fraction: Share of tasks held out to measure the critic (official: 0).
+        candidate_fraction: Share of turns (or trajectories) that get candidates (official).
+        candidate_selection: ``"turns"``, drawn at random (official: ``"trajectories"``, first).
+        num_candidates: Actions sampled per selected turn (official).
+        candidate_temperature: The candidates' sampling temperature (official).
+        candidate_max_new_tokens: Longest candidate; ``None``: the policy's (official: 1024).
+        drop_truncated_candidates: Leave out candidates cut off at their length (official: False).
+        pairs_per_turn: Top-half vs bottom-half turn pairs drawn per turn (official).
+        question_turns: Question pairs up to this turn, answers after; ``None``: all (official).
 
     """
 
     dpo_beta: float = 0.1
     nll_coef: float = 0.01
-    nll_turns: str = "all"
     dpo_coef: float = 1.0
     critic_learning_rate: float = 2e-7
     critic_epochs: int = 4
@@ -268,7 +145,6 @@ class SweetRLConfig(TrainingConfig):
     critic_batch_size: int = 1
     critic_uses_reference: bool = True
     critic_head: str = "log_ratio"
-    critic_baseline: str = "policy"
     length_normalize: bool = True
     critic_score: str = "turn_sum"
     hint_template: str = REFERENCE_HINT
@@ -286,20 +162,25 @@ class SweetRLConfig(TrainingConfig):
     candidate_max_new_tokens: int | None = None
     drop_truncated_candidates: bool = True
     pairs_per_turn: int = 4
-    pair_turns: str = "all"
     question_turns: int | None = None
-    mixed_pairs: bool = True
-    pair_gap_quantile: float = 0.0
 
-    LATER_SETTINGS: ClassVar[dict[str, Any]] = {
-        "question_turns": None,
-        "pair_gap_quantile": 0.0,
-        "candidate_selection": "turns",
+    REMOVED_SETTINGS: ClassVar[dict[str, str]] = {
+        "nll_turns": "the NLL term anchors every chosen action, as the paper's",
+        "mixed_pairs": "a turn's candidates are paired whatever their kind, as the paper's",
+        "pair_gap_quantile": "every turn pair is trained on, as the paper's",
+        "critic_baseline": "candidates are scored against the sampling policy, as the "
+        "official code's",
+        "pair_turns": "every turn gets candidates, as the paper's, and question_turns keeps "
+        "question pairs to the first turns",
     }
 
     def __post_init__(self) -> None:
-        if self.critic_score == "sum":  # the name before "token_mean" existed
-            object.__setattr__(self, "critic_score", "turn_sum")
+        if self.critic_score == "sum":
+            raise ValueError(
+                "critic_score='sum' is the name an older version of sweetrl-gym gave "
+                "'turn_sum': what sets it was written by that version; set 'turn_sum' (a run "
+                "of that version cannot resume: use a new output_dir)"
+            )
         super().__post_init__()
         self._check_positive("dpo_beta", "critic_learning_rate", "critic_epochs", "critic_beta")
         self._check_positive("critic_batch_size", "pairs_per_turn")
@@ -307,20 +188,12 @@ class SweetRLConfig(TrainingConfig):
         if self.dpo_coef == 0 and self.nll_coef == 0:
             raise ValueError("dpo_coef and nll_coef are both 0: the policy step has no loss")
         self._check_fraction("candidate_fraction")
-        self._check_choice("critic_head", ("log_ratio", "value"))
-        self._check_choice("nll_turns", ("all", "answers"))
+        self._check_choice("critic_head", CRITIC_HEADS)
         self._check_choice("nll_scope", ("action", "sequence"))
         self._check_choice("hint_position", HINT_POSITIONS)
         if self.critic_max_length is not None:
             self._check_positive("critic_max_length")
-        if self.nll_scope == "sequence" and self.nll_turns != "all":
-            raise ValueError(
-                "nll_scope='sequence' (the official row-wide NLL) anchors every pair; it "
-                f"needs nll_turns='all', got {self.nll_turns!r}"
-            )
-        self._check_choice("critic_baseline", ("policy", "start"))
-        self._check_choice("critic_score", _CRITIC_SCORES)
-        self._check_choice("pair_turns", ("all", "questions", "answers"))
+        self._check_choice("critic_score", CRITIC_SCORES)
         self._check_choice("candidate_selection", ("turns", "trajectories"))
         if self.question_turns is not None and (
             isinstance(self.question_turns, bool)
@@ -342,8 +215,6 @@ class SweetRLConfig(TrainingConfig):
             )
         if not 0.0 <= self.held_out_fraction < 1.0:
             raise ValueError(f"held_out_fraction must be in [0, 1), got {self.held_out_fraction}")
-        if not 0.0 <= self.pair_gap_quantile < 1.0:
-            raise ValueError(f"pair_gap_quantile must be in [0, 1), got {self.pair_gap_quantile}")
         if self.num_candidates < 2:
             raise ValueError(
                 f"num_candidates must be at least 2 (pairs need two), got {self.num_candidates}"
@@ -377,9 +248,8 @@ class SweetRL(Algorithm):
         >>> agents.evaluate(algo.policy, "ColBench-Backend-v0", num_tasks=100)
 
     Attributes:
-        critic: The trained critic (a causal LM; a :class:`ValueHeadModel` for the
-            value-head ablation; with LoRA, the policy's model, whose ``"critic"``
-            adapter is the critic); ``None`` before :meth:`fit_critic`.
+        critic: The critic (:class:`algorithms.critic.Critic`: its ``model`` is the
+            trained module), ``None`` before :meth:`fit_critic` (or :meth:`build_critic`).
         policy_pairs: The turn pairs the last :meth:`fit` trained the policy on (the
             critic's ranking of the sampled candidates); empty before.
 
@@ -392,11 +262,8 @@ class SweetRL(Algorithm):
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
-        self.critic: CausalLM | ValueHeadModel | None = None
+        self.critic: Critic | None = None
         self.policy_pairs: list[TurnPair] = []
-        # The critic's frozen start: a model, or None while it is the policy's untrained
-        # model (with LoRA: always, as the base with adapters disabled).
-        self._critic_start: CausalLM | None = None
 
     def train(self, buffer: TrajectoryBuffer) -> dict[str, float]:
         """Fit the critic on trajectory pairs, then the policy on its ranked turn pairs."""
@@ -453,51 +320,23 @@ class SweetRL(Algorithm):
 
     # -- step 2: the critic ----------------------------------------------------------------
 
-    def _ensure_critic(self) -> CausalLM | ValueHeadModel:
-        """Build the critic (and keep its frozen start) the first time; return it."""
-        if self.critic is not None:
-            return self.critic
-        config = self.config
-        if config.critic_model is None and config.lora_rank:
-            self.policy.model = add_adapter(self.policy.model, _CRITIC_ADAPTER, config)
-            self.critic = self.policy.model  # start = the base, adapters disabled
-            return self.critic
-        if config.critic_model is None:
-            lm = clone_model(self.policy.model)  # its start: the policy, until that trains
-        else:
-            lm = load_model(config.critic_model, what="critic_model")
-            lm.to(next(self.policy.model.parameters()).device)
-            upcast_trainable(lm)  # its start computes as the trained copy will (_ready_policy)
-            self._critic_start = clone_model(lm)
-            self._critic_start.requires_grad_(False)
-        self.critic = ValueHeadModel(lm, 1) if config.critic_head == "value" else lm
-        return self.critic
+    def build_critic(self) -> Critic:
+        """Return the critic, built the first time from the config (:func:`make_critic`).
 
-    def _as_critic(self) -> AbstractContextManager[Any]:
-        """Activate the critic's adapter (LoRA) for the block."""
-        if is_peft_model(self.critic):
-            return adapter_active(self.critic, _CRITIC_ADAPTER)
-        return nullcontext()
+        :meth:`fit_critic` calls it; called before, it gives the critic at its start
+        (untrained). It is built from the policy in the form it trains in (with LoRA, an
+        adapter on its base; its trainable weights in fp32).
+        """
+        if self.critic is None:
+            self._ready_policy()
+            self.critic = make_critic(self)
+        return self.critic
 
     def _as_policy(self) -> AbstractContextManager[Any]:
         """Activate the policy's adapter (LoRA) for the block: candidates come from it."""
         if is_peft_model(self.policy.model):
             return adapter_active(self.policy.model, POLICY_ADAPTER)
         return nullcontext()
-
-    def _critic_start_model(self) -> tuple[CausalLM, Callable[[], AbstractContextManager[Any]]]:
-        """Return the critic's frozen start and a maker of the context to run it in."""
-        if is_peft_model(self.critic):
-            critic = self.critic
-            return critic, lambda: adapter_active(critic, None)
-        if self._critic_start is None:
-            return self.policy.model, self.policy_reference
-        return self._critic_start, nullcontext
-
-    @property
-    def _critic_length(self) -> int:
-        """The longest row the critic reads (``critic_max_length``, else ``max_length``)."""
-        return self.config.critic_max_length or self.config.max_length
 
     def _hint(self) -> str | None:
         return self.config.hint_template if self.config.critic_uses_reference else None
@@ -523,28 +362,12 @@ class SweetRL(Algorithm):
         ]
         return Dialogue(prompts, [turn.action for turn in trajectory.turns])
 
-    def _per_turn(self, logps: Any) -> torch.Tensor:
-        return logps.mean if self.config.length_normalize else logps.sum
-
-    def _start_values(self, dialogues: Sequence[Dialogue]) -> list[list[float]]:
-        """Each turn's log-prob under the critic's frozen start, split across processes."""
-        if self.config.critic_head == "value":
-            return [[0.0] * len(d.actions) for d in dialogues]
-        model, context = self._critic_start_model()
-        return self.frozen_turn_logprobs(
-            model,
-            dialogues,
-            context=context,
-            mean=self.config.length_normalize,
-            max_length=self._critic_length,
-        )
-
     def _scored_pairs(self, pairs: Sequence[TrajectoryPair]) -> list[DialoguePair]:
         """Each pair's two trajectories as the critic reads them, with the start's values."""
         dialogues = [
             self._critic_dialogue(t) for pair in pairs for t in (pair.chosen, pair.rejected)
         ]
-        values = self._start_values(dialogues)
+        values = self.build_critic().start_values(dialogues)
         scored = [Dialogue(d.prompts, d.actions, v) for d, v in zip(dialogues, values)]
         return [DialoguePair(scored[i], scored[i + 1]) for i in range(0, len(scored), 2)]
 
@@ -553,61 +376,10 @@ class SweetRL(Algorithm):
         cached = self.trainer.cached(name, lambda: to_json(self._scored_pairs(pairs)))
         return from_json(DialoguePair, cached)
 
-    def _turn_values(
-        self,
-        model: CausalLM | ValueHeadModel,
-        batch: DialogueBatch,
-        score: Callable[..., Any] = turn_logprobs,
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """Per-turn critic values and action token counts (``None`` for the value head).
-
-        The values are the turn advantages (log-ratio, the log-probs from ``score``) or
-        the value head's outputs.
-        """
-        device = next(model.parameters()).device
-        if self.config.critic_head == "value":
-            encoded = batch.turns.to(device)
-            return model(encoded.input_ids, encoded.attention_mask)[:, 0], None
-        logps = score(model, batch.turns)
-        values = self._per_turn(logps)
-        advantages = turn_advantage(
-            values, batch.reference.to(values.device), beta=self.config.critic_beta
-        )
-        return advantages, logps.num_tokens
-
-    def _collate_critic(self) -> Any:
-        if self.config.critic_head == "value":
-            # The value head reads each turn's last token: one row per turn.
-            def encode(dialogues: Sequence[tuple[Sequence[str], Sequence[str]]]) -> Any:
-                prompts = [p for ps, _ in dialogues for p in ps]
-                actions = [a for _, acts in dialogues for a in acts]
-                return self.encode(prompts, actions, max_length=self._critic_length)
-
-            return collate_dialogue_pairs(encode)
-        return collate_dialogue_pairs(
-            lambda dialogues: self.encode_dialogues(dialogues, max_length=self._critic_length)
-        )
-
-    def _pair_scores(
-        self, model: CausalLM | ValueHeadModel, batch: DialogueBatch
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Scores of each pair's chosen (even dialogues) and rejected (odd) side."""
-        values, num_tokens = self._turn_values(model, batch)
-        index = batch.dialogue_index.to(values.device)
-        if self.config.critic_score == "token_mean":
-            # The config guarantees the log-ratio head: counts exist, values are means.
-            assert num_tokens is not None
-            scores = token_mean_scores(values, num_tokens, index, batch.num_dialogues)
-        elif self.config.critic_score == "last_turn":
-            scores = last_turn_scores(values, index, batch.num_dialogues)
-        else:
-            scores = trajectory_scores(values, index, batch.num_dialogues)
-        return scores[0::2], scores[1::2]
-
     def _critic_loss(
-        self, model: CausalLM | ValueHeadModel, batch: DialogueBatch
+        self, model: torch.nn.Module, batch: Any
     ) -> tuple[torch.Tensor, dict[str, float]]:
-        chosen, rejected = self._pair_scores(model, batch)
+        chosen, rejected = self.build_critic().pair_scores(model, batch)
         return bradley_terry_loss(chosen, rejected), {
             "pair_accuracy": float((chosen > rejected).float().mean().detach()),
             "score_margin": float((chosen - rejected).mean().detach()),
@@ -625,21 +397,21 @@ class SweetRL(Algorithm):
         """
         require_items(pairs, "fit_critic needs at least one trajectory pair")
         with self._session(_pairs_fingerprint(pairs)):
-            critic = self._ensure_critic()
+            critic = self.build_critic()
             items = self._critic_items(pairs, "critic_pairs")
-            with self._as_critic():
+            with critic.active():
                 stage = Stage(
                     name="critic",
                     namespace="critic",
-                    model=critic,
+                    model=critic.model,
                     items=items,
                     loss=self._critic_loss,
                     learning_rate=self.config.critic_learning_rate,
                     num_epochs=self.config.critic_epochs,
                     batch_size=self.config.critic_batch_size,
-                    collate=self._collate_critic(),
-                    save=_save_critic,
-                    load=lambda directory: _load_critic(critic, directory),
+                    collate=critic.collate(),
+                    save=critic.save_weights,
+                    load=critic.load_weights,
                     length=DialoguePair.text_length,
                 )
                 return self.run_stage(stage)
@@ -669,19 +441,20 @@ class SweetRL(Algorithm):
             raise RuntimeError("no critic yet: call fit_critic (or fit) first")
         if not pairs:
             raise ValueError("critic_pair_metrics needs at least one pair")
+        critic = self.critic
         with self._session(_pairs_fingerprint(pairs)):
             items = self._scored_pairs(pairs)
-            collate = self._collate_critic()
+            collate = critic.collate()
 
             def compute(chunk: list[DialoguePair]) -> list[list[float]]:
-                with self._as_critic(), self.trainer.autocast(), torch.no_grad():
-                    chosen, rejected = self._pair_scores(self.critic, collate(chunk))
+                with critic.active(), self.trainer.autocast(), torch.no_grad():
+                    chosen, rejected = critic.pair_scores(critic.model, collate(chunk))
                 wins = (chosen > rejected).float() + 0.5 * (chosen == rejected).float()
                 losses = torch.nn.functional.softplus(rejected - chosen).float()
                 return [[w, loss] for w, loss in zip(wins.tolist(), losses.tolist())]
 
             rows = map_sharded(items, compute, batch_size=self.config.critic_batch_size)
-            reshard(self.critic)
+            reshard(critic.model)
         return {
             "accuracy": float(sum(w for w, _ in rows) / len(rows)),
             "loss": float(sum(loss for _, loss in rows) / len(rows)),
@@ -694,8 +467,9 @@ class SweetRL(Algorithm):
 
         For the log-ratio critic the score is the turn advantage ``critic_beta x
         (critic - baseline)`` of each action, mean (or summed) token log-probs, the
-        baseline set by ``critic_baseline`` (default: the sampling policy without the
-        hint). Not collective: under many processes, each process scores its own turns.
+        baseline the sampling policy (the policy before its step) on its own prompt,
+        without the hint, as the official code's. Not collective: under many processes,
+        each process scores its own turns.
 
         Args:
             messages: The turn's context (the chat before the action).
@@ -715,11 +489,9 @@ class SweetRL(Algorithm):
 
         Turn ``t``'s value is what :meth:`score_actions` gives its action in its context:
         ``critic_beta x`` the mean (or, with ``length_normalize=False``, summed) token
-        log-prob ratio of the critic and its baseline (``critic_baseline``), the critic
-        reading the trajectory's reference as in training (the value head's output for
-        that ablation). It does not depend on ``critic_score``; with
-        ``critic_baseline="start"`` these are the terms that ``critic_score`` combines into
-        the trajectory's score in the critic's loss. Not collective, like
+        log-prob ratio of the critic and the sampling policy, the critic reading the
+        trajectory's reference as in training (the value head's output for that
+        ablation). It does not depend on ``critic_score``. Not collective, like
         :meth:`score_actions`.
 
         Example:
@@ -746,68 +518,19 @@ class SweetRL(Algorithm):
     def _score_turns(
         self, turns: Sequence[tuple[Sequence[dict[str, str]], dict[str, Any], list[str]]]
     ) -> list[list[float]]:
-        """Critic scores of each turn's actions.
-
-        The log-ratio critic scores one turn's actions together, reading their shared
-        prompt (with the hint: most of the tokens) once per model; the baseline
-        (``critic_baseline``) reads its own prompt the same way. The value head reads
-        every row whole, in micro-batches of ``batch_size`` rows.
-        """
-        # The unhinted prompt is read only by the policy baseline of the log-ratio critic.
-        unhinted = self.config.critic_head != "value" and self.config.critic_baseline == "policy"
+        """Critic scores of each turn's actions (:meth:`algorithms.critic.Critic.score`)."""
+        critic = self.critic
         hinted, plain, actions = [], [], []
         for messages, reference, candidates in turns:
             turn = Turn(messages=[dict(m) for m in messages], action="")
             hinted += [self._critic_prompt(turn, reference)] * len(candidates)
-            if unhinted:
-                plain += self.policy_prompts([turn]) * len(candidates)
+            plain += self.policy_prompts([turn]) * len(candidates)
             actions += candidates
-        if self.config.critic_head == "value":
-            size = self.config.batch_size
-            chunks = [(i, min(i + size, len(actions))) for i in range(0, len(actions), size)]
-        else:
-            ends = np.cumsum([len(candidates) for _, _, candidates in turns]).tolist()
-            chunks = [(a, b) for a, b in zip([0, *ends[:-1]], ends) if b > a]
-        flat: list[float] = []
-        for begin, stop in chunks:
-            encoded = self.encode(
-                hinted[begin:stop], actions[begin:stop], max_length=self._critic_length
-            )
-            rows = len(encoded)
-            with torch.no_grad(), self._autocast():
-                if self.config.critic_head == "value":
-                    reference = torch.zeros(rows)
-                else:
-                    reference = self._baseline(plain[begin:stop], actions[begin:stop], encoded)
-                batch = DialogueBatch(encoded, torch.arange(rows), reference.cpu(), rows)
-                with self._as_critic():
-                    values = self._turn_values(self.critic, batch, shared_prefix_turn_logprobs)
-                flat += values[0].float().tolist()
-        reshard(self.critic)
-        return split_by_lengths(flat, [len(candidates) for _, _, candidates in turns])
-
-    def _baseline(
-        self, plain: Sequence[str], actions: Sequence[str], hinted: TokenizedTurns
-    ) -> torch.Tensor:
-        """Each action's log-prob that its critic log-prob is measured against.
-
-        ``critic_baseline="policy"``: the sampling policy (the policy before its step) on
-        its own, unhinted, prompts; ``"start"``: the critic's frozen start on the hinted
-        rows already encoded.
-        """
-        if self.config.critic_baseline == "start":
-            model, context = self._critic_start_model()
-            rows = hinted
-        else:
-            rows = self.encode(plain, actions, max_length=self._critic_length)
-            if self.config.critic_model is None:
-                # The critic's start is a kept copy of the policy before its step.
-                model, context = self._critic_start_model()
-            else:
-                model, context = self.policy.model, self.policy_reference
-        with context():
-            logps = shared_prefix_turn_logprobs(model, rows)
-        return self._per_turn(logps).float()
+        sizes = [len(candidates) for _, _, candidates in turns]
+        with torch.no_grad(), self._autocast():
+            flat = critic.score(hinted, plain, actions, sizes)
+        reshard(critic.model)
+        return split_by_lengths(flat, sizes)
 
     def _autocast(self) -> AbstractContextManager[Any]:
         return self._fit_trainer.autocast() if self._fit_trainer is not None else nullcontext()
@@ -818,12 +541,10 @@ class SweetRL(Algorithm):
         """Sample candidates for a share of turns, rank them with the critic, pair them (3-4).
 
         With ``drop_truncated_candidates`` (default), candidates cut off at
-        ``max_new_tokens`` are dropped before scoring (with ``pair_turns="questions"``,
-        answers too; with ``"answers"``, questions): they are neither chosen nor
-        rejected, and a turn left with fewer than two candidates gives no pair. The
-        sampling and scoring of the turns are split across processes. With
-        ``pair_gap_quantile``, only the pairs of widest critic score gap are kept
-        (:func:`algorithms.pairs.confident_pairs`).
+        ``max_new_tokens`` are dropped before scoring (after ``question_turns``, questions
+        too): they are neither chosen nor rejected, and a turn left with fewer than two
+        candidates gives no pair. The sampling and scoring of the turns are split across
+        processes.
 
         Returns:
             Turn-level pairs (cached in the run directory, so a resumed run does not
@@ -835,25 +556,14 @@ class SweetRL(Algorithm):
     def _candidates(
         self, buffer: TrajectoryBuffer | Sequence[Trajectory]
     ) -> tuple[list[TurnPair], dict[str, int]]:
-        """:meth:`candidate_pairs`, and how many candidates (and pairs) were dropped, by reason.
-
-        The cache keeps every pair; ``pair_gap_quantile`` is applied to what it holds.
-        """
+        """:meth:`candidate_pairs`, and how many candidates were dropped, by reason."""
         if self.critic is None:
             raise RuntimeError("no critic yet: call fit_critic (or fit) first")
         turns = [(t, turn) for t in buffer for turn in t.turns]
         with self._session([t.to_dict() for t in buffer]):
             data = self.trainer.cached("candidate_pairs", lambda: self._candidate_pairs(turns))
-        if isinstance(data, list):  # a run cached before truncated candidates were dropped
-            data = {"pairs": data, "truncated_candidates": 0}
-        dropped = {key: int(data.get(key, 0)) for key in _DROPPED_CANDIDATES}
-        pairs = from_json(TurnPair, data["pairs"])
-        if self.config.pair_gap_quantile > 0 and pairs:
-            kinds = [_pair_kind(pair) for pair in pairs]
-            kept = confident_pairs(pairs, kinds, self.config.pair_gap_quantile)
-            dropped["low_gap_pairs"] = len(pairs) - len(kept)
-            pairs = kept
-        return pairs, dropped
+        dropped = {key: int(data[key]) for key in _DROPPED_CANDIDATES}
+        return from_json(TurnPair, data["pairs"]), dropped
 
     def _truncated(self, candidates: Sequence[str]) -> list[bool]:
         """Whether each candidate was (most likely) cut off at ``max_new_tokens``.
@@ -873,23 +583,6 @@ class SweetRL(Algorithm):
     def _candidate_pairs(self, turns: list[tuple[Trajectory, Turn]]) -> dict[str, Any]:
         """Sample, rank and pair the candidates of a share of ``turns`` (JSON, for the cache)."""
         rng = np.random.default_rng([self.config.seed, 3])
-        kind = self.config.pair_turns
-        if kind != "all":
-            turns = [
-                (t, turn)
-                for t, turn in turns
-                if parse_action(turn.action).is_answer == (kind == "answers")
-            ]
-            require_items(
-                turns,
-                f"pair_turns={kind!r} but no turn of the buffer "
-                + (
-                    "answers"
-                    if kind == "answers"
-                    else "asks a question (every episode answered at once)"
-                )
-                + "; set pair_turns='all'",
-            )
         if self.config.question_turns is not None:
             # After question_turns, a turn gives answer pairs only: where the episode answered.
             # Every episode keeps its first turn (a question only follows questions).
@@ -916,9 +609,6 @@ class SweetRL(Algorithm):
         bar.close()
         pairs = []
         for (trajectory, turn), row in zip(selected, ranked):
-            kinds = None
-            if not self.config.mixed_pairs:
-                kinds = [_action_kind(c) for c in row.candidates]
             pairs += turn_pairs(
                 turn.messages,
                 row.candidates,
@@ -926,7 +616,6 @@ class SweetRL(Algorithm):
                 num_pairs=self.config.pairs_per_turn,
                 rng=rng,
                 task_id=trajectory.task_id,
-                groups=kinds,
             )
         dropped = {key: sum(row.dropped[key] for row in ranked) for key in _DROPPED_CANDIDATES}
         return {"pairs": to_json(pairs), **dropped}
@@ -961,14 +650,11 @@ class SweetRL(Algorithm):
 
         ``late``: the turn comes after ``question_turns``, where only answers make pairs.
         """
-        kind = self.config.pair_turns
         cut = self._truncated(candidates) if self.config.drop_truncated_candidates else []
         answering = [parse_action(c).is_answer for c in candidates]
-        answers_only = kind == "answers" or late
         return {
             "truncated_candidates": cut or [False] * len(candidates),
-            "answer_candidates": [kind == "questions" and a for a in answering],
-            "question_candidates": [answers_only and not a for a in answering],
+            "question_candidates": [late and not a for a in answering],
         }
 
     def _late(self, turn: Turn) -> bool:
@@ -1029,8 +715,6 @@ class SweetRL(Algorithm):
         n = batch.num_pairs
         device = logps.sum.device
         chosen_nll = -logps.mean[:n]
-        if self.config.nll_turns == "answers":
-            chosen_nll = chosen_nll * batch.chosen_answers.to(device, chosen_nll.dtype)
         out = dpo_loss(
             logps.sum[:n],
             logps.sum[n:],
@@ -1071,7 +755,6 @@ class SweetRL(Algorithm):
         require_items(pairs, "fit_policy needs at least one turn pair")
         with self._session([p.__dict__ for p in pairs], resume=resume):
             items = self._policy_items(pairs)
-            self._keep_critic_start()
             stage = self.policy_stage(
                 "policy",
                 items,
@@ -1080,16 +763,6 @@ class SweetRL(Algorithm):
                 length=TurnPairItem.text_length,
             )
             return self.run_stage(stage)
-
-    def _keep_critic_start(self) -> None:
-        """Copy the critic's start before the policy (which it is, until now) is trained."""
-        if (
-            self.critic is not None
-            and self._critic_start is None
-            and not is_peft_model(self.critic)
-        ):
-            self._critic_start = clone_model(self.policy.model)
-            self._critic_start.requires_grad_(False)
 
     # -- a comparison's report -----------------------------------------------------------------
 
@@ -1124,56 +797,14 @@ class SweetRL(Algorithm):
     # -- persistence ----------------------------------------------------------------------------
 
     def save_components(self, directory: Path, main: bool) -> None:
-        """Write the critic (its model or adapter) beside the policy."""
-        if self.critic is None:
-            return
-        if is_peft_model(self.critic):
-            state = full_state_dict(self.critic)
-            if main:
-                save_adapter(self.critic, _CRITIC_ADAPTER, state, directory / "critic")
-            return
-        self._keep_critic_start()
-        state = full_state_dict(self.critic)
-        start = full_state_dict(self._critic_start)
-        if main:
-            _save_critic(self.critic, state, directory / "critic")
-            save_causal_lm(self._critic_start, start, directory / "critic_start")
+        """Write the critic (its model or adapter, and its start) beside the policy."""
+        if self.critic is not None:
+            self.critic.save(directory, main)
 
     def load_components(self, directory: Path) -> None:
         """Read the critic ``save_components`` wrote."""
-        if not (directory / "critic").exists():
-            return
-        critic = self._ensure_critic()
-        if self.config.critic_model is None and self.config.lora_rank:
-            load_adapter_weights(critic, _CRITIC_ADAPTER, directory / "critic")
-            self.policy.model.set_adapter(POLICY_ADAPTER)
-            return
-        _load_critic(critic, directory / "critic")
-        if (directory / "critic_start").exists():
-            if self._critic_start is None:
-                self._critic_start = clone_model(self.policy.model)
-                self._critic_start.requires_grad_(False)
-            load_weights(self._critic_start, directory / "critic_start")
-
-
-def _save_critic(
-    model: CausalLM | ValueHeadModel, state_dict: dict[str, Any], directory: Path
-) -> None:
-    if is_peft_model(model):
-        save_adapter(model, _CRITIC_ADAPTER, state_dict, directory)
-    elif isinstance(model, ValueHeadModel):
-        model.save(state_dict, directory)
-    else:
-        save_causal_lm(model, state_dict, directory)
-
-
-def _load_critic(model: CausalLM | ValueHeadModel, directory: Path) -> None:
-    if is_peft_model(model):
-        load_adapter_weights(model, _CRITIC_ADAPTER, directory)
-    elif isinstance(model, ValueHeadModel):
-        model.load(directory)
-    else:
-        load_weights(model, directory)
+        if (directory / "critic").exists():
+            self.build_critic().load(directory)
 
 
 def _draw_turns(
@@ -1205,19 +836,6 @@ def _draw_turns(
     order = list(dict.fromkeys(id(trajectory) for trajectory, _ in turns))
     first = set(order[: max(1, int(fraction * len(order)))])
     return [pair for pair in turns if id(pair[0]) in first]
-
-
-def _action_kind(action: str) -> str:
-    """Return ``"answer"``, ``"draft"`` (a page shown without answering) or ``"question"``."""
-    if parse_action(action).is_answer:
-        return "answer"
-    return "draft" if extract_html(action) is not None else "question"
-
-
-def _pair_kind(pair: TurnPair) -> str:
-    """Return ``"questions"``, ``"answers"``, ``"drafts"`` or ``"mixed"``: what it pairs."""
-    kinds = {_action_kind(pair.chosen), _action_kind(pair.rejected)}
-    return f"{kinds.pop()}s" if len(kinds) == 1 else "mixed"
 
 
 def _no_turn_pairs(dropped: dict[str, int]) -> str:

@@ -30,7 +30,7 @@ from algorithms.config import TrainingConfig, resolve_mixed_precision
 from algorithms.logger import MetricsLogger
 from algorithms.models import enable_activation_checkpointing
 from algorithms.run_directory import RunDirectory
-from sweetrl_gym.local_lm import model_device
+from sweetrl_gym.lm import model_device
 from sweetrl_gym.processes import process_state
 
 if TYPE_CHECKING:
@@ -140,7 +140,36 @@ def make_accelerator(config: TrainingConfig, model: torch.nn.Module | None = Non
     plugin = accelerator.state.deepspeed_plugin
     if plugin is not None:
         fill_deepspeed_batch_size(plugin.deepspeed_config, config.batch_size)
+    accelerator.register_save_state_pre_hook(_name_each_tensor_once)
     return accelerator
+
+
+def _name_each_tensor_once(models: Any, weights: list[dict[str, Any]], output_dir: Any) -> None:
+    """Drop the second name of a tensor from each state dict a checkpoint is about to write.
+
+    A model with tied weights (SmolLM2's output head is its input embedding) names the one
+    tensor twice, and safetensors stores a tensor once: accelerate would drop the second
+    name itself, warning "Removed shared tensor" at every checkpoint. The file is the same
+    (the first name is kept), and ``load_state`` fills the other from the model's own tie.
+    Only exact aliases (same storage, offset, shape and strides) go.
+    """
+    for state in weights:
+        first: dict[tuple[Any, ...], str] = {}
+        for name in list(state):
+            tensor = state[name]
+            if not isinstance(tensor, torch.Tensor) or tensor.device.type == "meta":
+                continue
+            alias = (
+                tensor.device,
+                tensor.untyped_storage().data_ptr(),
+                tensor.storage_offset(),
+                tuple(tensor.shape),
+                tensor.stride(),
+            )
+            if alias in first:
+                del state[name]
+            else:
+                first[alias] = name
 
 
 def stays_on_cpu(model: torch.nn.Module | None) -> bool:
@@ -169,7 +198,7 @@ def leave_cpu(accelerator: Any) -> None:
     """After training on the CPU beside a GPU, give the process its default device back.
 
     ``accelerate`` keeps one device per process (:func:`process_state`), which agents made
-    without a device are placed by (:func:`sweetrl_gym.local_lm.place_model`): once the
+    without a device are placed by (:func:`sweetrl_gym.lm.generation.place_model`): once the
     CPU accelerator is done with, a later agent goes to the GPU again.
     """
     if _one_process_beside_a_gpu() and getattr(accelerator, "device", None) == torch.device("cpu"):
@@ -233,8 +262,9 @@ def restore_forward(model: torch.nn.Module, own_forward: Any) -> None:
     Under mixed precision, ``prepare`` sets an autocast ``forward`` on the instance, and
     ``unwrap_model`` replaces it by the class's ``forward`` stripped of every decorator
     (it follows ``__wrapped__``). transformers' own decorators then go too: the one that
-    reads the deprecated ``past_key_values`` as ``cache`` is how a model reuses key/value
-    states, and without it a forward given a prefix's states silently ignores them.
+    reads the deprecated ``past_key_values`` as ``cache`` (without it a caller that still
+    passes ``past_key_values`` would have its states silently ignored), ``return_dict``
+    handling and the like.
     """
     if own_forward is None:
         model.__dict__.pop("forward", None)

@@ -330,7 +330,7 @@ _TRANSPORT = ("api_key", "timeout_s", "max_retries", "backoff_s", "max_backoff_s
 
 def fast_client(base_url, model, kwargs):
     """A ChatClient with quick retries; its settings are taken out of ``kwargs`` (the rest stay)."""
-    from sweetrl_gym.chat_api import ChatClient
+    from sweetrl_gym.lm import ChatClient
 
     settings = {"backoff_s": 0.001, "max_backoff_s": 0.01}
     settings.update({key: kwargs.pop(key) for key in _TRANSPORT if key in kwargs})

@@ -92,13 +92,10 @@ def test_nll_anchor_weighs_each_chosen_action_or_the_whole_dialogue(
     assert first == pytest.approx(math.log(2) + means[scope], rel=1e-3)
 
 
-def test_max_pairs_caps_the_pairs_a_fit_trains_on(shared_buffer, tiny_policy):
-    """Which pairs are kept (the widest gaps) is tested on ``trajectory_pairs``."""
+def test_max_pairs_of_an_older_version_is_refused_by_name(tiny_policy):
     from algorithms import MultiTurnDPOConfig
 
-    metrics = MultiTurnDPO(tiny_policy, **FAST, max_pairs=3).fit(shared_buffer)
-    assert metrics["train/num_pairs"] == 3
-    with pytest.raises(ValueError, match="max_pairs"):
-        MultiTurnDPOConfig(max_pairs=0)
-    assert "max_pairs" not in MultiTurnDPOConfig().run_settings()  # earlier runs resume
-    assert MultiTurnDPOConfig(max_pairs=3).run_settings()["max_pairs"] == 3
+    with pytest.raises(TypeError, match=r"no setting 'max_pairs' any more.*older version"):
+        MultiTurnDPO(tiny_policy, **FAST, max_pairs=3)
+    with pytest.raises(TypeError, match="max_pairs"):
+        MultiTurnDPOConfig.from_dict({"max_pairs": None})

@@ -141,8 +141,6 @@ def test_critic_rows_have_their_own_length(shared_buffer):
 def test_sweet_rl_official_settings_are_checked():
     with pytest.raises(ValueError, match="nll_scope"):
         SweetRLConfig(nll_scope="prompt")
-    with pytest.raises(ValueError, match="nll_turns='all'"):
-        SweetRLConfig(nll_scope="sequence", nll_turns="answers")
     with pytest.raises(ValueError, match="critic_max_length"):
         SweetRLConfig(critic_max_length=0)
 

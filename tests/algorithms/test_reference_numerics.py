@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from agents import TransformersAgent
-from algorithms import ArCHer, MultiTurnDPO, SweetRL
+from algorithms import ArCHer, MultiTurnDPO, SweetRL, critic_prompts, turn_logprobs
 from algorithms.pairs import TurnPair
 from tests.algorithms.conftest import FAST
 from tests.tiny_lm import make_tiny_lm
@@ -65,9 +65,18 @@ def test_sweet_rl_critic_and_policy_margins_are_zero_before_any_update(dtype, sh
     assert metrics["critic/train_pair_accuracy"] == 0.5
     assert metrics["critic/train_pair_loss"] == pytest.approx(math.log(2), abs=TOLERANCE)
     # ...and so is every turn advantage measured against the start.
-    algorithm.config = algorithm.config.replace(critic_baseline="start")
+    critic = algorithm.critic
     for trajectory in shared_buffer:
-        assert all(abs(a) < TOLERANCE for a in algorithm.turn_advantages(trajectory))
+        turns = [(turn, trajectory.reference) for turn in trajectory.turns]
+        encoded = algorithm.encode(
+            critic_prompts(algorithm.policy, turns), [turn.action for turn, _ in turns]
+        )
+        with torch.no_grad():
+            advantages = (
+                turn_logprobs(critic.model, encoded).mean
+                - turn_logprobs(critic.start_model, encoded).mean
+            )
+        assert all(abs(a) < TOLERANCE for a in advantages.tolist())
     # The policy step's DPO reference is the policy it starts from.
     assert all(abs(m) < TOLERANCE for m in _logged(algorithm, "train/reward_margin"))
 

@@ -2,9 +2,9 @@
 
 import dataclasses
 import itertools
+import json
 import math
 
-import numpy as np
 import pytest
 import torch
 
@@ -56,7 +56,7 @@ def test_fit_trains_critic_and_policy_and_round_trips(shared_buffer, tiny_policy
     assert (metrics["critic/num_pairs"], metrics["critic/num_heldout_pairs"]) == (6, 2)
     assert metrics["train/truncated_candidates"] == 0  # kept (drop_truncated_candidates=False)
     assert any(not torch.equal(before[k], v) for k, v in tiny_policy.model.state_dict().items())
-    critic_state = algo.critic.state_dict()
+    critic_state = algo.critic.model.state_dict()
     assert any(not torch.equal(before[k], critic_state[k]) for k in before)
 
     algo.save(tmp_path / "sweet")
@@ -65,7 +65,7 @@ def test_fit_trains_critic_and_policy_and_round_trips(shared_buffer, tiny_policy
     for key, value in tiny_policy.model.state_dict().items():
         assert torch.equal(loaded.policy.model.state_dict()[key], value)
     for key, value in critic_state.items():
-        assert torch.equal(loaded.critic.state_dict()[key], value)
+        assert torch.equal(loaded.critic.model.state_dict()[key], value)
     assert loaded.metrics == metrics
 
 
@@ -102,9 +102,8 @@ def test_critic_ranks_held_out_turns_of_the_successful_kind_higher(tiny_policy):
     assert sum(wins) / len(wins) >= 0.9
 
 
-@pytest.mark.parametrize("baseline", ["policy", "start"])
-def test_turn_advantage_is_beta_times_mean_log_ratio(shared_buffer, tiny_policy, baseline):
-    algo = SweetRL(tiny_policy, critic_baseline=baseline, **SMALL)
+def test_turn_advantage_is_beta_times_mean_log_ratio(shared_buffer, tiny_policy):
+    algo = SweetRL(tiny_policy, **SMALL)
     algo.fit_critic(algo.trajectory_pairs(shared_buffer)[:2])
     trajectory = shared_buffer[0]
     turn = trajectory.turns[1]
@@ -113,13 +112,12 @@ def test_turn_advantage_is_beta_times_mean_log_ratio(shared_buffer, tiny_policy,
     prompt = critic_prompts(tiny_policy, [(turn, trajectory.reference)])[0]
     assert "In light that the final answer is: " + trajectory.reference["ground_truth"] in prompt
     hinted = algo.encode([prompt, prompt], actions)
-    # "policy" (official): the sampling policy on its own prompt, without the hint;
-    # "start": the critic's frozen start (here the untrained policy) on the hinted prompt.
+    # The baseline (official): the sampling policy on its own prompt, without the hint.
     plain_prompt = tiny_policy.format_prompts([turn.messages])[0]
     assert "In light that" not in plain_prompt
-    baseline_rows = hinted if baseline == "start" else algo.encode([plain_prompt] * 2, actions)
+    baseline_rows = algo.encode([plain_prompt] * 2, actions)
     with torch.no_grad():
-        critic = turn_logprobs(algo.critic, hinted).mean
+        critic = turn_logprobs(algo.critic.model, hinted).mean
         reference = turn_logprobs(tiny_policy.model, baseline_rows).mean
     expected = (SMALL.get("critic_beta", 0.1) * (critic - reference)).tolist()
     assert scores == pytest.approx(expected, abs=1e-5)
@@ -132,16 +130,17 @@ def test_a_critic_trained_under_bf16_autocast_scores_actions_in_their_context(sh
     # the critic scored each action without its prompt (hint and dialogue).
     policy = fresh_policy()
     policy.model.to(torch.bfloat16)
-    algo = SweetRL(policy, critic_baseline="start", **SMALL)
+    algo = SweetRL(policy, **SMALL)
     algo.fit_critic(algo.trajectory_pairs(shared_buffer))
     trajectory = shared_buffer[0]
     turn = trajectory.turns[1]
     actions = ["What should it return?", "Which rounding?", "I WANT TO ANSWER: def f(): pass"]
     prompt = critic_prompts(policy, [(turn, trajectory.reference)])[0]
     encoded = algo.encode([prompt] * len(actions), actions)
+    plain = algo.encode(policy.format_prompts([turn.messages]) * len(actions), actions)
     with torch.no_grad():
-        critic = turn_logprobs(algo.critic, encoded).mean.float()
-        start = turn_logprobs(policy.model, encoded).mean.float()
+        critic = turn_logprobs(algo.critic.model, encoded).mean.float()
+        start = turn_logprobs(policy.model, plain).mean.float()
     expected = (SMALL.get("critic_beta", 0.1) * (critic - start)).tolist()
     scores = algo.score_actions(turn.messages, trajectory.reference, actions)
     assert scores == pytest.approx(expected, abs=2e-3)
@@ -213,7 +212,8 @@ def test_ablations_change_what_the_critic_is(shared_buffer):
 
     value = SweetRL(fresh_policy(), critic_head="value", **SMALL)
     metrics = value.fit_critic(value.trajectory_pairs(shared_buffer)[:2])
-    assert isinstance(value.critic, ValueHeadModel) and math.isfinite(metrics["critic/loss"])
+    assert isinstance(value.critic.model, ValueHeadModel) and math.isfinite(metrics["critic/loss"])
+    assert value.critic.start_model is None  # a value has no start to measure against
     assert len(set(value.score_actions(turn.messages, trajectory.reference, ["a", "b c"]))) == 2
 
     summed = SweetRL(fresh_policy(), length_normalize=False, critic_score="last_turn", **SMALL)
@@ -223,7 +223,7 @@ def test_ablations_change_what_the_critic_is(shared_buffer):
     encoded = summed.encode([prompt], ["Which rounding?"])
     with torch.no_grad():
         expected = 0.1 * (
-            turn_logprobs(summed.critic, encoded).sum
+            turn_logprobs(summed.critic.model, encoded).sum
             - turn_logprobs(summed.policy.model, summed.encode([plain], ["Which rounding?"])).sum
         )
     assert summed.score_actions(
@@ -272,25 +272,21 @@ def test_clear_errors(shared_buffer, tiny_policy):
         SweetRL(tiny_policy, **SMALL).score_actions([{"role": "user", "content": "hi"}], {}, ["a"])
 
 
-@pytest.mark.parametrize("baseline", ["policy", "start"])
-def test_scores_after_fit_and_load_use_the_initial_weights(shared_buffer, tmp_path, baseline):
+def test_scores_after_fit_and_load_use_the_initial_weights(shared_buffer, tmp_path):
     """The advantage's baseline is the initial weights, not the trained policy."""
     policy = fresh_policy()
     initial = fresh_policy().model  # the same seed: the weights the critic started from
-    algo = SweetRL(policy, critic_baseline=baseline, **SMALL)
+    algo = SweetRL(policy, **SMALL)
     algo.fit(shared_buffer)
     trajectory = shared_buffer[0]
     turn = trajectory.turns[1]
     actions = ["What should it return?", "I WANT TO ANSWER: def f(): pass"]
     prompt = critic_prompts(policy, [(turn, trajectory.reference)])[0]
     encoded = algo.encode([prompt, prompt], actions)
-    if baseline == "policy":  # the sampling policy's own prompt, without the hint
-        plain = policy.format_prompts([turn.messages])[0]
-        baseline_rows = algo.encode([plain, plain], actions)
-    else:
-        baseline_rows = encoded
+    plain = policy.format_prompts([turn.messages])[0]  # the sampling policy's own prompt
+    baseline_rows = algo.encode([plain, plain], actions)
     with torch.no_grad():
-        critic = turn_logprobs(algo.critic, encoded).mean
+        critic = turn_logprobs(algo.critic.model, encoded).mean
         start = turn_logprobs(initial, baseline_rows).mean
         trained = turn_logprobs(policy.model, baseline_rows).mean
     assert not torch.allclose(start, trained)  # the policy did move
@@ -336,7 +332,6 @@ def test_token_mean_scores_weigh_turns_by_their_tokens_and_agree_with_the_sum_on
 
 def test_critic_score_setting_is_validated():
     assert SweetRLConfig().critic_score == "turn_sum"
-    assert SweetRLConfig(critic_score="sum").critic_score == "turn_sum"  # the older name
     assert SweetRLConfig().drop_truncated_candidates
     with pytest.raises(ValueError, match=r"critic_score must be one of \('turn_sum', 'token_mean'"):
         SweetRLConfig(critic_score="mean")
@@ -344,9 +339,6 @@ def test_critic_score_setting_is_validated():
         SweetRLConfig(critic_score="token_mean", length_normalize=False)
     with pytest.raises(ValueError, match="needs critic_head='log_ratio'"):
         SweetRLConfig(critic_score="token_mean", critic_head="value")
-    assert SweetRLConfig().critic_baseline == "policy"  # the official code's
-    with pytest.raises(ValueError, match=r"critic_baseline must be one of \('policy', 'start'\)"):
-        SweetRLConfig(critic_baseline="critic")
 
 
 def _action_tokens(algo, trajectory):
@@ -358,21 +350,30 @@ def _action_tokens(algo, trajectory):
     return turn_logprobs(algo.policy.model, encoded).num_tokens.tolist()
 
 
+def _loss_terms(algo, trajectory):
+    """Each turn's advantage as the critic's loss has it: against its start, both hinted."""
+    prompts = critic_prompts(
+        algo.policy, [(turn, trajectory.reference) for turn in trajectory.turns]
+    )
+    encoded = algo.encode(prompts, [turn.action for turn in trajectory.turns])
+    with torch.no_grad():
+        critic = turn_logprobs(algo.critic.model, encoded).mean
+        start = turn_logprobs(algo.critic.start_model, encoded).mean
+    return (0.1 * (critic - start)).tolist()
+
+
 def test_token_mean_critic_score_ranks_trajectories_by_one_mean_over_their_tokens(shared_buffer):
-    # With the "start" baseline, turn advantages are the terms of the critic's own score.
-    turn_sum = SweetRL(fresh_policy(), critic_baseline="start", **SMALL)
+    turn_sum = SweetRL(fresh_policy(), **SMALL)
     turn_sum.fit_critic(turn_sum.trajectory_pairs(shared_buffer)[:2])
     # The same trained critic, scoring trajectories the official way.
-    token_mean = SweetRL(
-        turn_sum.policy, critic_score="token_mean", critic_baseline="start", **SMALL
-    )
-    token_mean.critic = turn_sum.critic
+    token_mean = SweetRL(turn_sum.policy, critic_score="token_mean", **SMALL)
+    token_mean.build_critic().model.load_state_dict(turn_sum.critic.model.state_dict())
 
     first = shared_buffer[0]
     assert turn_sum.turn_advantages(first) == token_mean.turn_advantages(first)  # per turn
     scores = {}
     for i, trajectory in enumerate(shared_buffer):
-        advantages = turn_sum.turn_advantages(trajectory)
+        advantages = _loss_terms(turn_sum, trajectory)
         tokens = _action_tokens(turn_sum, trajectory)
         mean = sum(a * n for a, n in zip(advantages, tokens)) / sum(tokens)
         scores[i] = (sum(advantages), mean)
@@ -453,163 +454,6 @@ def test_fit_says_so_when_every_candidate_was_cut_off(tiny_policy):
         algo.fit(synthetic_buffer(2))  # 8 new tokens: the tiny policy never stops in time
 
 
-def test_question_pairs_leave_the_answer_turns_alone():
-    policy = fresh_policy()
-    questions = ["What should it return?", "Which rounding?", "Is the list sorted?"]
-    answers = ["I WANT TO ANSWER: def f(x): return 1", "OUTPUT: I WANT TO ANSWER: 2"]
-    sampled = _fixed_candidates(policy, questions, answers)
-    buffer = synthetic_buffer(3)
-    settings = {**SMALL, "critic_epochs": 1, "num_candidates": 5, "candidate_fraction": 0.5}
-    algo = SweetRL(policy, **settings, pair_turns="questions")
-    metrics = algo.fit(buffer)
-    asked = [(turn.messages, turn.action) for t in buffer for turn in t.turns]
-    question_turns = sum(not action.startswith("I WANT TO ANSWER") for _, action in asked)
-    selected = round(0.5 * question_turns)
-    assert len(sampled) == 1  # one batch of prompts: the selected question turns
-    assert metrics["train/answer_candidates"] == selected * len(answers)
-    pairs = algo.candidate_pairs(buffer)
-    assert pairs and all({p.chosen, p.rejected} <= set(questions) for p in pairs)
-    # Only contexts where the buffer's episode asked: none ends with the human's reply.
-    contexts = {tuple(map(str, m)) for m, a in asked if not a.startswith("I WANT TO ANSWER")}
-    assert {tuple(map(str, p.messages)) for p in pairs} <= contexts
-
-    # With every turn ("all", the paper's), the answers take part.
-    both = fresh_policy()
-    _fixed_candidates(both, questions, answers)
-    algo = SweetRL(both, **settings)
-    algo.fit_critic(algo.trajectory_pairs(buffer))
-    used = {action for p in algo.candidate_pairs(buffer) for action in (p.chosen, p.rejected)}
-    assert used & set(answers)
-
-
-def test_unmixed_pairs_oppose_questions_to_questions_and_answers_to_answers():
-    questions = ["What should it return?", "Which rounding?", "Is the list sorted?"]
-    answers = [
-        "I WANT TO ANSWER: def f(x): return 1",
-        "I WANT TO ANSWER: def f(x): return x",
-        "I WANT TO ANSWER: def f(x): return 2",
-    ]
-    buffer = synthetic_buffer(3)
-    settings = {**SMALL, "critic_epochs": 1, "num_candidates": 6, "candidate_fraction": 0.5}
-
-    def kinds(pairs):
-        return {(p.chosen in answers, p.rejected in answers) for p in pairs}
-
-    policy = fresh_policy()
-    _fixed_candidates(policy, questions, answers)
-    algo = SweetRL(policy, **settings, mixed_pairs=False)
-    metrics = algo.fit(buffer)
-    assert metrics["train/num_pairs"] == len(algo.policy_pairs) > 0
-    assert kinds(algo.policy_pairs) == {(False, False), (True, True)}  # both, never mixed
-
-    # The paper's pairing on the same candidates and critic: a question meets an answer.
-    mixed = fresh_policy()
-    _fixed_candidates(mixed, questions, answers)
-    algo = SweetRL(mixed, **settings)
-    algo.fit_critic(algo.trajectory_pairs(buffer))
-    assert kinds(algo.candidate_pairs(buffer)) & {(True, False), (False, True)}
-
-
-def test_unmixed_pairs_keep_a_draft_page_apart_from_a_question():
-    # On the Frontend a message may show a page without answering: a kind of its own, or
-    # a critic that likes any page would always choose drafting over asking.
-    questions = ["Which sections?", "Which colours?", "How many columns?"]
-    drafts = [
-        '<html><body><nav class="bg-white">Home</nav></body></html>',
-        'Like this? <html><body><nav class="bg-black">Home</nav></body></html>',
-        "<html><body><footer>Contact</footer></body></html>",
-    ]
-    settings = {**SMALL, "critic_epochs": 1, "num_candidates": 6, "candidate_fraction": 0.5}
-    buffer = synthetic_buffer(3)
-
-    def kinds(pairs):
-        return {(p.chosen in drafts, p.rejected in drafts) for p in pairs}
-
-    policy = fresh_policy()
-    _fixed_candidates(policy, questions, drafts)
-    algo = SweetRL(policy, **settings, mixed_pairs=False)
-    algo.fit_critic(algo.trajectory_pairs(buffer))
-    assert kinds(algo.candidate_pairs(buffer)) == {(False, False), (True, True)}
-
-    mixed = fresh_policy()
-    _fixed_candidates(mixed, questions, drafts)
-    algo = SweetRL(mixed, **settings)
-    algo.fit_critic(algo.trajectory_pairs(buffer))
-    assert kinds(algo.candidate_pairs(buffer)) & {(True, False), (False, True)}
-
-
-@pytest.mark.parametrize(
-    ("pair_turns", "sampled", "error"),
-    [
-        ("questions", ["I WANT TO ANSWER: 1", "I WANT TO ANSWER: 2"], "answered"),
-        ("answers", ["What?", "Why?"], "did not answer"),
-    ],
-)
-def test_turn_pairs_need_a_candidate_of_their_kind(pair_turns, sampled, error):
-    policy = fresh_policy()
-    _fixed_candidates(policy, sampled, [])
-    settings = {**SMALL, "critic_epochs": 1, "num_candidates": 2}
-    algo = SweetRL(policy, **settings, pair_turns=pair_turns)
-    with pytest.raises(NothingToFit, match=rf"{error} and were dropped.*pair_turns='all'"):
-        algo.fit(synthetic_buffer(2))
-
-
-@pytest.mark.parametrize(
-    ("pair_turns", "keep_answers", "error"),
-    [("answers", False, "answers"), ("questions", True, r"asks a question \(every episode")],
-)
-def test_turn_pairs_need_a_turn_of_their_kind_in_the_buffer(pair_turns, keep_answers, error):
-    # One-turn episodes of one kind: each asks and never answers, or answers at once.
-    def one_turn(t):
-        first, answer = t.turns
-        action = answer.action if keep_answers else first.action
-        turn = dataclasses.replace(first, action=action, done=keep_answers)
-        messages = [*first.messages, {"role": "assistant", "content": action}]
-        return dataclasses.replace(t, turns=[turn], messages=messages)
-
-    buffer = TrajectoryBuffer(one_turn(t) for t in synthetic_buffer(2))
-    algo = SweetRL(fresh_policy(), **{**SMALL, "critic_epochs": 1}, pair_turns=pair_turns)
-    algo.fit_critic(algo.trajectory_pairs(synthetic_buffer(2)))
-    with pytest.raises(
-        NothingToFit, match=rf"pair_turns=.{pair_turns}. but no turn of the buffer {error}"
-    ):
-        algo.candidate_pairs(buffer)
-
-
-def test_pair_turns_is_checked():
-    with pytest.raises(ValueError, match="pair_turns"):
-        SweetRLConfig(pair_turns="answer")
-
-
-def test_answer_pairs_leave_the_question_turns_alone():
-    policy = fresh_policy()
-    questions = ["What should it return?", "Which rounding?"]
-    answers = [
-        "I WANT TO ANSWER: def f(x): return 1",
-        "OUTPUT: I WANT TO ANSWER: def f(x): return 2",
-        "I WANT TO ANSWER: def f(x): return x",
-    ]
-    sampled = _fixed_candidates(policy, answers, questions)
-    buffer = synthetic_buffer(3)
-    settings = {**SMALL, "critic_epochs": 1, "num_candidates": 5, "candidate_fraction": 1.0}
-    algo = SweetRL(policy, **settings, pair_turns="answers")
-    metrics = algo.fit(buffer)
-    answered = [
-        (turn.messages, turn.action)
-        for t in buffer
-        for turn in t.turns
-        if "I WANT TO ANSWER" in turn.action
-    ]
-    assert sampled  # every answer turn got candidates, and their questions were dropped:
-    assert metrics["train/question_candidates"] == len(answered) * len(questions)
-    assert metrics["train/answer_candidates"] == 0
-    pairs = algo.policy_pairs  # what the fit trained on
-    assert len(pairs) == metrics["train/num_pairs"]
-    assert pairs and all({p.chosen, p.rejected} <= set(answers) for p in pairs)
-    # Only contexts where the buffer's episode answered.
-    assert {tuple(map(str, p.messages)) for p in pairs} <= {tuple(map(str, m)) for m, _ in answered}
-
-
 def _asking_twice(trajectory):
     """The trajectory with a second question before its answer (three turns)."""
     first, answer = trajectory.turns
@@ -687,47 +531,10 @@ def test_candidate_selection_is_checked():
         SweetRLConfig(candidate_selection="episodes")
 
 
-def test_only_the_widest_turn_pairs_of_each_kind_are_trained_on():
-    questions = ["What should it return?", "Which rounding?", "Any limits?"]
-    # Frontend drafts (a page shown without answering): a kind of their own here too.
-    drafts = [
-        '<html><body><nav class="bg-white">Home</nav></body></html>',
-        'Like this? <html><body><nav class="bg-black">Home</nav></body></html>',
-        "<html><body><footer>Contact</footer></body></html>",
-    ]
-    answers = ["I WANT TO ANSWER: def f(x): return 1", "I WANT TO ANSWER: def f(x): return x"]
-    buffer = synthetic_buffer(3)
-    settings = {**SMALL, "critic_epochs": 1, "num_candidates": 8, "candidate_fraction": 1.0}
-    settings.update(pairs_per_turn=9, mixed_pairs=False)
-    fits = {}
-    for quantile in (0.0, 0.5):  # the same critic twice: one keeps every pair, one the wider half
-        policy = fresh_policy()
-        _fixed_candidates(policy, [*questions, *drafts], answers)
-        algo = SweetRL(policy, **settings, pair_gap_quantile=quantile)
-        fits[quantile] = (algo.fit(buffer), algo.policy_pairs)
-    (_, every), (metrics, kept) = fits[0.0], fits[0.5]
-    assert metrics["train/num_pairs"] == len(kept) > 0
-    assert metrics["train/low_gap_pairs"] > 0
-    assert len(every) == len(kept) + metrics["train/low_gap_pairs"]
-    assert all(pair in every for pair in kept)
-    for kind in (set(questions), set(drafts), set(answers)):
-        drawn = [p for p in every if {p.chosen, p.rejected} <= kind]
-        gap = [p.chosen_score - p.rejected_score for p in drawn]
-        wider = [p for p, g in zip(drawn, gap) if g >= np.quantile(gap, 0.5)]
-        assert 0 < len(wider) < len(drawn)
-        assert [p for p in kept if {p.chosen, p.rejected} <= kind] == wider
-
-
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True, "1"])
 def test_question_turns_is_checked(bad):
     with pytest.raises(ValueError, match="question_turns"):
         SweetRLConfig(question_turns=bad)
-
-
-@pytest.mark.parametrize("bad", [-0.1, 1.0])
-def test_pair_gap_quantile_is_checked(bad):
-    with pytest.raises(ValueError, match="pair_gap_quantile"):
-        SweetRLConfig(pair_gap_quantile=bad)
 
 
 def test_a_policy_step_needs_a_loss():
@@ -739,56 +546,47 @@ def test_a_policy_step_needs_a_loss():
         SweetRLConfig(dpo_coef=-0.5)
 
 
+@pytest.mark.parametrize(
+    "setting", ["nll_turns", "mixed_pairs", "pair_gap_quantile", "critic_baseline", "pair_turns"]
+)
+def test_a_removed_setting_is_refused_as_an_older_versions(setting):
+    with pytest.raises(
+        TypeError, match=rf"no setting '{setting}' any more; removed: .*older version"
+    ):
+        SweetRLConfig.from_dict({setting: None})
+    with pytest.raises(
+        ValueError, match=r"critic_score='sum' is the name an older version.*turn_sum"
+    ):
+        SweetRLConfig(critic_score="sum")
+
+
+def test_a_saved_sweet_rl_of_an_older_version_is_refused_naming_the_file(tiny_policy, tmp_path):
+    SweetRL(tiny_policy, **SMALL).save(tmp_path / "sweet")
+    path = tmp_path / "sweet" / "algorithm.json"
+    record = json.loads(path.read_text())
+    record["config"]["pair_turns"] = "all"  # what every SweetRL of an older version saved
+    path.write_text(json.dumps(record))
+    with pytest.raises(
+        TypeError, match=r"algorithm.json: SweetRLConfig has no setting 'pair_turns'"
+    ):
+        Algorithm.load(tmp_path / "sweet")
+    record["config"].pop("pair_turns")
+    record["config"]["critic_score"] = "sum"
+    path.write_text(json.dumps(record))
+    with pytest.raises(ValueError, match=r"algorithm.json: critic_score='sum'.*older version"):
+        Algorithm.load(tmp_path / "sweet")
+
+
 def test_critic_model_starts_the_critic_from_a_model_folder(tiny_policy, tmp_path):
     from tests.tiny_lm import make_tiny_lm
 
     other, _ = make_tiny_lm(seed=1)
     other.save_pretrained(str(tmp_path / "critic"))  # no tokenizer: it reads the policy's
     algo = SweetRL(tiny_policy, **SMALL, critic_model=str(tmp_path / "critic"))
-    critic = algo._ensure_critic()
-    assert critic is algo.critic and critic is algo._ensure_critic()  # built once
+    critic = algo.build_critic()
+    assert critic is algo.critic and critic is algo.build_critic()  # built once
     for name, tensor in other.state_dict().items():
-        assert torch.equal(critic.state_dict()[name], tensor), name
-
-
-def _nll_step(pairs, nll_turns):
-    """The policy after an NLL-only step (no DPO term) on ``pairs``; its weights."""
-    policy = fresh_policy()
-    algo = SweetRL(policy, **SMALL, dpo_coef=0.0, nll_coef=1.0, nll_turns=nll_turns)
-    algo.fit_policy(pairs)
-    return weights(policy)
-
-
-def test_nll_on_answers_only_leaves_the_chosen_questions_to_the_dpo_term():
-    from algorithms import TurnPair
-
-    messages = ({"role": "user", "content": "Write f(x) for my shop."},)
-    questions = [
-        TurnPair(messages, "What should it return?", "Which rounding?", 0.2, 0.1),
-        TurnPair(messages, "Is the list sorted?", "Any threshold?", 0.3, 0.0),
-    ]
-    answers = [
-        TurnPair(messages, "I WANT TO ANSWER: def f(x): return x", "Which rounding?", 0.4, 0.1),
-        TurnPair(messages, "OUTPUT: I WANT TO ANSWER: def f(x): return 1", "Any?", 0.5, 0.0),
-    ]
-    start = weights(fresh_policy())
-
-    def moved(after):
-        return any(not torch.equal(start[k], v) for k, v in after.items())
-
-    # Chosen questions: the paper's anchor trains on them, "answers" leaves them be.
-    assert moved(_nll_step(questions, "all"))
-    assert not moved(_nll_step(questions, "answers"))
-    # Chosen answers: the anchor's weight on each is the paper's.
-    both, answers_only = _nll_step(answers, "all"), _nll_step(answers, "answers")
-    assert moved(answers_only)
-    for key, value in both.items():
-        torch.testing.assert_close(answers_only[key], value)
-
-
-def test_nll_turns_is_checked():
-    with pytest.raises(ValueError, match="nll_turns"):
-        SweetRLConfig(nll_turns="questions")
+        assert torch.equal(critic.model.state_dict()[name], tensor), name
 
 
 def test_fit_policy_on_its_own_resumes_after_a_crash_only_when_asked(tmp_path):

@@ -8,7 +8,7 @@ import pytest
 from benchmarks.cli import main
 from benchmarks.harness.experiment_config import load_config
 from sweetrl_gym import TrajectoryBuffer
-from sweetrl_gym.model_server import ModelServer
+from sweetrl_gym.lm import ModelServer
 from tests.tiny_lm import make_tiny_lm
 
 SERVE = f"{sys.executable} -m transformers.cli.transformers serve {{model}} --port {{port}}"
