@@ -63,6 +63,7 @@ __all__ = [
     "SeedTaskInterval",
     "SeedsNeeded",
     "bootstrap_ci",
+    "finite_number",
     "paired_difference",
     "pooled_paired_difference",
     "seed_task_interval",
@@ -133,11 +134,11 @@ class Estimate:
 
         A missing or non-finite bound (a NaN is written as ``null``) leaves no interval.
         """
-        value = _finite(record.get(name))
+        value = finite_number(record.get(name))
         if value is None:
             return None
-        low = _finite(record.get(f"{name}_ci_low"))
-        high = _finite(record.get(f"{name}_ci_high"))
+        low = finite_number(record.get(f"{name}_ci_low"))
+        high = finite_number(record.get(f"{name}_ci_high"))
         interval = None if low is None or high is None else Interval(low, high)
         return cls(value, interval)
 
@@ -277,17 +278,17 @@ class PooledDifference(PairedDifference):
         fields = _difference_fields(record)
         spreads = {}
         for metric, difference in fields["differences"].items():
-            seed_sd = _finite(record.get(f"{metric}_seed_sd"))
-            dof = _finite(record.get(f"{metric}_dof"))
+            seed_sd = finite_number(record.get(f"{metric}_seed_sd"))
+            dof = finite_number(record.get(f"{metric}_dof"))
             if seed_sd is None or dof is None:
                 continue
             needed = None
             key = f"{metric}_seeds_needed"
             if key in record:
-                seeds = _finite(record[key])
+                seeds = finite_number(record[key])
                 needed = SeedsNeeded(None if seeds is None else int(seeds), difference.value)
             spreads[metric] = SeedSpread(seed_sd=seed_sd, dof=dof, seeds_needed=needed)
-        runs = _finite(record.get("num_runs"))
+        runs = finite_number(record.get("num_runs"))
         return cls(**fields, num_runs=1 if runs is None else int(runs), spreads=spreads)
 
 
@@ -327,7 +328,7 @@ def _difference_fields(record: Mapping[str, Any]) -> dict[str, Any]:
             differences[metric] = estimate
 
     def count(name: str) -> int | None:
-        value = _finite(record.get(name))
+        value = finite_number(record.get(name))
         return None if value is None else int(value)
 
     return {
@@ -339,7 +340,7 @@ def _difference_fields(record: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _finite(value: Any) -> float | None:
+def finite_number(value: Any) -> float | None:
     """Return the value as a finite float, else ``None`` (missing, NaN, not a number)."""
     if isinstance(value, bool):
         return None

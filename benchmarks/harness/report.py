@@ -27,7 +27,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from agents.statistics import SIMILARITY_MARGIN, Estimate, Interval, PairedDifference
+from agents.statistics import (
+    SIMILARITY_MARGIN,
+    Estimate,
+    Interval,
+    PairedDifference,
+    finite_number,
+)
 from benchmarks.harness.panel import write_page_panel
 from benchmarks.harness.policies import WARM_START, ZERO_SHOT
 from benchmarks.machine import machine_summary
@@ -114,7 +120,7 @@ def _page_panel(results: Mapping[str, Any], out: Path) -> list[str]:
         return []
     base = results.get("base")
     scored = [(e.get("similarity"), name) for name, e in _evals(results) if name != base]
-    scored = [(value, name) for value, name in scored if _number(value) is not None]
+    scored = [(value, name) for value, name in scored if finite_number(value) is not None]
     best = [max(scored)[1]] if scored else []
     shown = [name for name in (base, *best) if name in _method_order(results)]
     try:
@@ -184,7 +190,7 @@ def main_metric(results: Mapping[str, Any]) -> str:
     evals = [e for _, e in _evals(results)]
     if any("similarity" in e for e in evals):
         return "similarity"
-    rates = [_number(e.get("success_rate")) for e in evals]
+    rates = [finite_number(e.get("success_rate")) for e in evals]
     if (
         evals
         and all(rate in (None, 0.0) for rate in rates)
@@ -257,7 +263,7 @@ def compare_to_baseline(results: Mapping[str, Any], baseline: str | None = None)
     evals = dict(_evals(results))
     reference = evals.get(baseline)
     metric = main_metric(results)
-    if reference is None or _number(reference.get(metric)) is None:
+    if reference is None or finite_number(reference.get(metric)) is None:
         return []
     lines = []
     for name in _method_order(results):
@@ -267,7 +273,7 @@ def compare_to_baseline(results: Mapping[str, Any], baseline: str | None = None)
         if fit.get("status") != "trained":
             continue
         head = f"{label_of(results, name)} vs {_lower(label_of(results, baseline))}"
-        value = _number(evals.get(name, {}).get(metric))
+        value = finite_number(evals.get(name, {}).get(metric))
         if value is None:
             lines.append(f"{head}: not evaluated")
             continue
@@ -275,7 +281,7 @@ def compare_to_baseline(results: Mapping[str, Any], baseline: str | None = None)
         if versus is not None and versus.difference(metric) is not None:
             lines.append(f"{head}: {_paired_sentence(versus, metric)}")
             continue
-        delta = value - _number(reference[metric])
+        delta = value - finite_number(reference[metric])
         change = f"{delta * 100:+.1f} points" if _KIND[metric] == "percent" else f"{delta:+.3f}"
         mine, theirs = _interval(evals[name], metric), _interval(reference, metric)
         if mine is None or theirs is None:
@@ -371,7 +377,7 @@ def write_plots(results: Mapping[str, Any], out: str | Path) -> list[str]:
     written = []
     evals = _evals(results)
     for metric in _present_metrics(results):
-        points = [(n, e) for n, e in evals if _number(e.get(metric)) is not None]
+        points = [(n, e) for n, e in evals if finite_number(e.get(metric)) is not None]
         if not points:
             continue
         fig = Figure(figsize=(6, 4), dpi=100)
@@ -421,17 +427,6 @@ def _evals(results: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
 def _present_metrics(results: Mapping[str, Any]) -> list[str]:
     evals = [e for _, e in _evals(results)]
     return [key for key, _, _ in _METRICS if any(key in e for e in evals)]
-
-
-def _number(value: Any) -> float | None:
-    """Return the value as a finite float, else ``None`` (missing, NaN, not a number)."""
-    if isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
 
 
 def _interval(evaluation: Mapping[str, Any], metric: str) -> Interval | None:
@@ -527,7 +522,7 @@ def _lower(label: str) -> str:
 
 
 def _duration(seconds: Any) -> str:
-    value = _number(seconds)
+    value = finite_number(seconds)
     if value is None:
         return _DASH
     if value < 60:
@@ -580,7 +575,7 @@ def _setup(results: Mapping[str, Any]) -> str:
     source = results.get("training_data") or {}
     if train:
         buffer = results.get("buffer") or {}
-        episodes, rate = buffer.get("episodes"), _number(buffer.get("success_rate"))
+        episodes, rate = buffer.get("episodes"), finite_number(buffer.get("success_rate"))
         if source.get("source") == "file":  # data.trajectories: nothing was collected
             data = (
                 f"Trained on the episodes of `{source.get('path')}` ({source.get('format')} "
@@ -595,7 +590,7 @@ def _setup(results: Mapping[str, Any]) -> str:
             data += (
                 f", plus {' and '.join(map(str, demonstrations))} demonstrations on the same tasks"
             )
-        mean = _number(buffer.get("mean_reward"))
+        mean = finite_number(buffer.get("mean_reward"))
         if is_frontend(results) and episodes is not None and mean is not None:
             data += f" ({episodes} episodes, mean similarity {mean:.3f})"
         elif episodes is not None and rate is not None:
@@ -620,7 +615,7 @@ def _setup(results: Mapping[str, Any]) -> str:
             sentences.append(f"Seed {values.pop()} ({', '.join(seeds)}).")
         else:
             sentences.append("Seeds: " + ", ".join(f"{k} {v}" for k, v in seeds.items()) + ".")
-    seconds = _number(results.get("seconds"))
+    seconds = finite_number(results.get("seconds"))
     if seconds is not None and results.get("resumed"):
         # Earlier launches' time is in no clock of this one: only their stages' times are kept.
         sentences.append(
@@ -676,7 +671,7 @@ def _training_values(
     """Return ``{method: {key: value}}``: the finite final fit metrics whose key is wanted."""
     values = {}
     for name, metrics in _fit_metrics(results):
-        chosen = {k: _number(v) for k, v in metrics.items() if wanted(k)}
+        chosen = {k: finite_number(v) for k, v in metrics.items() if wanted(k)}
         chosen = {k: v for k, v in chosen.items() if v is not None}
         if chosen:
             values[name] = chosen
@@ -694,7 +689,7 @@ def _training_table(results: Mapping[str, Any]) -> str:
     for name, metrics in fits:
         cells = []
         for key in keys:
-            value = _number(metrics.get(key))
+            value = finite_number(metrics.get(key))
             if value is None:
                 cells.append(_DASH)
             else:
@@ -715,7 +710,7 @@ def _loss_curves(results: Mapping[str, Any]) -> dict[str, dict[str, list[tuple[f
         for point in fit.get("history") or []:
             if not isinstance(point, Sequence) or isinstance(point, str) or len(point) != 3:
                 continue
-            step, tag, value = _number(point[0]), point[1], _number(point[2])
+            step, tag, value = finite_number(point[0]), point[1], finite_number(point[2])
             if isinstance(tag, str) and tag.endswith("loss") and None not in (step, value):
                 tags.setdefault(tag, []).append((step, value))
         if tags:
@@ -732,7 +727,7 @@ def _metric_bars(
 ) -> None:
     kind = _KIND[metric]
     scale = 100.0 if kind == "percent" else 1.0
-    values = [_number(e[metric]) * scale for _, e in points]
+    values = [finite_number(e[metric]) * scale for _, e in points]
     below, above = [], []
     for (_, evaluation), value in zip(points, values):
         interval = _interval(evaluation, metric)
@@ -779,18 +774,18 @@ def _stage_points(
     """
     evals = dict(_evals(results))
     raw, warm = evals.get(BASELINE), evals.get(WARM_START)
-    if raw is None or warm is None or _number(warm.get(metric)) is None:
+    if raw is None or warm is None or finite_number(warm.get(metric)) is None:
         return {}
 
     def point(evaluation: Mapping[str, Any]) -> tuple[float, float, float]:
-        value = float(_number(evaluation.get(metric)) or 0.0)
+        value = float(finite_number(evaluation.get(metric)) or 0.0)
         interval = _interval(evaluation, metric)
         return (value, value, value) if interval is None else (value, interval.low, interval.high)
 
     start = [point(raw), point(warm)]
     lines = {WARM_START: start}
     for name, evaluation in evals.items():
-        if name not in (BASELINE, WARM_START) and _number(evaluation.get(metric)) is not None:
+        if name not in (BASELINE, WARM_START) and finite_number(evaluation.get(metric)) is not None:
             lines[name] = [*start, point(evaluation)]
     return lines
 
