@@ -41,7 +41,7 @@ from benchmarks.harness.experiment_config import (
     config_names,
     load_config,
 )
-from benchmarks.machine import share_cores_politely
+from benchmarks.machine import quiet_library_progress_bars, share_cores_politely
 from sweetrl_gym.plugins import ALGORITHM_GROUP, entry_point_names
 from sweetrl_gym.processes import process_state
 
@@ -106,8 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"unrecognized arguments: {' '.join(extra)} (see 'sweetrl {args.command} --help')"
             )
         debug = bool(getattr(args, "debug", False))
-        if getattr(args, "no_progress", False):
-            _silence_library_progress_bars()
+        quiet_library_progress_bars(downloads=not getattr(args, "no_progress", False))
         if "LOCAL_RANK" in os.environ:  # started by accelerate launch / torchrun
             # Fix the process state before any model is placed (PartialState() alone
             # would take a CPU run for a single process).
@@ -131,15 +130,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         _say_error(describe_error(err))
         return 1
-
-
-def _silence_library_progress_bars() -> None:
-    """Make ``--no-progress`` hold for transformers' and huggingface_hub's own bars too."""
-    from huggingface_hub.utils import disable_progress_bars
-    from transformers.utils import logging as transformers_logging
-
-    disable_progress_bars()  # downloads
-    transformers_logging.disable_progress_bar()  # "Loading weights", "Writing model shards"
 
 
 def describe_error(err: BaseException) -> str:

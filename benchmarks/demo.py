@@ -25,7 +25,7 @@ from agents import (
     evaluate,
     load_default_agent,
 )
-from benchmarks.machine import share_cores_politely
+from benchmarks.machine import quiet_library_progress_bars, share_cores_politely
 from sweetrl_gym import TrajectoryBuffer, format_dialogue
 
 ENV_ID = "ColBench-Backend-v0"
@@ -62,6 +62,7 @@ def report(name: str, metrics: dict[str, float]) -> None:
 def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     """Run the demo; returns each agent's metrics."""
     share_cores_politely()  # before the default model loads torch
+    quiet_library_progress_bars(downloads=True)  # the GGUF conversion's bar, the loading's
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--score", type=int, default=100, help="test tasks per scripted agent")
     parser.add_argument("--model-tasks", type=int, default=8, help="test tasks for the model")

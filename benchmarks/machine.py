@@ -1,8 +1,9 @@
-"""The machine: what a measurement ran on, and how our commands share its cores.
+"""The machine: what a measurement ran on, and what our commands set for their process.
 
 Every benchmark and report describes the machine with :func:`describe_machine`; the
 entry points (``sweetrl``, ``python -m benchmarks.demo``) call
-:func:`share_cores_politely` before anything loads torch.
+:func:`share_cores_politely` before anything loads torch, and
+:func:`quiet_library_progress_bars` so that the console shows our own progress.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ __all__ = [
     "describe_machine",
     "machine_line",
     "machine_summary",
+    "quiet_library_progress_bars",
     "share_cores_politely",
 ]
 
@@ -94,3 +96,20 @@ def share_cores_politely() -> None:
     entry points call it first; our packages never set it on import.
     """
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def quiet_library_progress_bars(*, downloads: bool) -> None:
+    """Hide transformers' own bars; keep the hub's download bars if ``downloads``.
+
+    Loading weights, writing shards and converting the GGUF file print a bar each time a
+    model is loaded or saved: dozens a comparison, between our own progress lines. A
+    download of a hub model takes minutes, so its bar stays unless progress is off (or
+    ``HF_HUB_DISABLE_PROGRESS_BARS`` is set).
+    """
+    from huggingface_hub.utils import are_progress_bars_disabled, enable_progress_bars
+    from transformers.utils import logging as transformers_logging
+
+    hub_bars_were_off = are_progress_bars_disabled()
+    transformers_logging.disable_progress_bar()  # turns the hub's bars off too
+    if downloads and not hub_bars_were_off:
+        enable_progress_bars()

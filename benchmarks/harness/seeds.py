@@ -181,6 +181,9 @@ def _seed_process(
 
     torch.set_num_threads(threads)
     from benchmarks.harness.compare import run_comparison
+    from benchmarks.machine import quiet_library_progress_bars
+
+    quiet_library_progress_bars(downloads=True)  # as the command line does
 
     print(f"seed {seed}: {folder}, {threads} thread(s)", flush=True)
     run_comparison(seed_config(config, seed), folder, progress=True)

@@ -96,6 +96,57 @@ def test_the_whole_report_runs_with_a_tiny_model(tmp_path, capsys):
     count, dpo = len(bench.BENCHMARKS), list(bench.BENCHMARKS).index("dpo") + 1
     assert f"[1/{count}] sandbox" in out and f"[{dpo}/{count}] dpo" in out and "bench.md" in out
 
+    # Each benchmark's own result, written beside the report as its script writes it.
+    results = report["results"]
+    assert json.loads((tmp_path / "raw" / "logprob_memory.json").read_text()) == results["logprobs"]
+    _check_logprob_memory(results["logprobs"], turns=bench.SCALES["smoke"]["logprobs"]["turns"])
+    if "dpo" in expected_ok:
+        assert json.loads((tmp_path / "raw" / "dpo_speed.json").read_text()) == results["dpo"]
+        _check_dpo_speed(results["dpo"])
+
+
+def _check_logprob_memory(result: dict, turns: int) -> None:
+    """The old scoring (a row a turn) and the new (a row a dialogue) agree, in less room."""
+    from benchmarks.speed import logprob_memory
+
+    runs = result["variants"]
+    assert set(runs) == set(logprob_memory.VARIANTS)
+    for mode in logprob_memory.MODES:
+        old, new = runs[f"old_{mode}"], runs[f"new_{mode}"]
+        assert old["rows"] == turns and new["rows"] == 1
+        assert new["padded_tokens"] == result["dialogue_tokens"] < old["padded_tokens"]
+        assert len(old["turn_logprob_sums"]) == len(new["turn_logprob_sums"]) == turns
+        assert new["seconds"] > 0 and new["peak_memory_mb"] >= 0  # a tiny model may add none
+        compared = result[mode]
+        assert compared["equal"] and compared["max_difference_means"] <= 1e-4
+        assert compared["ratio_peak_memory"] is None or compared["ratio_peak_memory"] > 0
+    assert result["equal_within_tolerance"]
+    assert result["settings"]["memory_limit_gb"] > 0  # the default guard is on
+
+
+def _check_dpo_speed(result: dict) -> None:
+    """Ours, ours on plain rows and TRL trained the same pairs; the ratios are theirs."""
+    assert result["settings"]["steps"] == 2 and result["settings"]["max_length"] == 1024
+    for side in ("ours", "ours-plain", "trl"):
+        run = result[side]
+        assert run["optimizer_steps"] == 2 and run["train_forwards"] == 2
+        assert run["pairs_per_s"] > 0 and run["peak_memory_mb"] >= 0  # a tiny model may add none
+        # Before the first update the policy is its own reference: the loss is log 2.
+        assert run["first_loss"] == pytest.approx(0.693147, abs=1e-4)
+    # The trainers tokenized the same sequences; on plain rows ours reads what TRL reads,
+    # with a pair in one row it reads each prompt once.
+    check = result["trl"]["token_check"]
+    assert check["identical_sequences"] == check["sequences"] == 8
+    assert result["ours-plain"]["train_tokens"] == result["trl"]["train_tokens"]
+    assert result["ours"]["train_tokens"] < result["trl"]["train_tokens"]
+    assert result["ratio_pairs_per_s"] == pytest.approx(
+        result["ours"]["pairs_per_s"] / result["trl"]["pairs_per_s"], rel=1e-2
+    )
+    assert result["ratio_pairs_per_s_vs_plain_rows"] == pytest.approx(
+        result["ours"]["pairs_per_s"] / result["ours-plain"]["pairs_per_s"], rel=1e-2
+    )
+    assert result["ratio_peak_memory"] is None or result["ratio_peak_memory"] > 0
+
 
 def test_a_missing_trl_skips_only_the_dpo_benchmark(tmp_path, monkeypatch):
     real = importlib.util.find_spec

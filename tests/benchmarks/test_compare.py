@@ -1,3 +1,4 @@
+import gc
 import json
 import re
 import shutil
@@ -19,6 +20,8 @@ def test_compare_smoke_end_to_end_over_seeds_and_resume(tmp_path, capsys):
     whole = tmp_path / "smoke"
     command = ["compare", "--config", "smoke", "--seeds", "0,1", "--out", str(whole)]
     assert main([*command, "--no-progress"]) == 0
+    # Frozen during the run (its long-lived objects skip collections), not afterwards.
+    assert gc.get_freeze_count() == 0
     out = whole / "seed-0"  # each seed's run is a comparison of its own
     results = json.loads((out / "results.json").read_text())
     methods = results["methods"]

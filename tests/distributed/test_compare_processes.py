@@ -89,8 +89,18 @@ def test_compare_on_two_processes_ddp_and_resume(tmp_path):
 
 
 def test_compare_on_two_processes_fsdp2(tmp_path):
+    # One method of each kind of model (the policy; a critic beside it; a control reusing
+    # SWEET-RL's critic): every algorithm's fit under FSDP2 is test_fit_processes'.
     out = tmp_path / "fsdp"
-    check_run(out, compare(out, fsdp=True))
+    methods = "methods.run=['zero-shot', 'rft', 'archer', 'sweet-rl', 'sweet-rl-random']"
+    results = check_run(out, compare(out, fsdp=True, extra=("--set", methods)))
+    assert [n for n, r in results["methods"].items() if r["fit"]] == [
+        "warm-start",
+        "rft",
+        "archer",
+        "sweet-rl",
+        "sweet-rl-random",
+    ]
 
 
 def test_compare_on_two_processes_serves_each_process_its_own_server(tmp_path, monkeypatch):
