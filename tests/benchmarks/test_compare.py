@@ -574,7 +574,7 @@ def test_frontend_smoke_compares_every_method_on_similarity(tmp_path):
         low, high = versus["similarity_diff_ci_low"], versus["similarity_diff_ci_high"]
         assert low <= versus["similarity_diff"] <= high, name
         assert 0.0 <= versus["win_rate_ci_low"] <= versus["win_rate"] <= versus["win_rate_ci_high"]
-        assert versus["gained"] + versus["lost"] <= 4
+        assert versus["gained"] + versus["lost"] <= 3
     # Its turn pairs judged by the Frontend's environment (pages by similarity, questions
     # by the design facts told); the environment-ranked control trains on them or says why not.
     diagnostics = methods["sweet-rl"]["fit"]["diagnostics"]
@@ -606,7 +606,7 @@ def test_frontend_smoke_compares_every_method_on_similarity(tmp_path):
     # The picture panel: per task (a row), the target, the warm start's and SWEET-RL's pages.
     assert "![pages](pages.png)" in report
     with Image.open(out / "pages.png") as panel:
-        assert panel.size == (3 * 320, 4 * (480 + 22))
+        assert panel.size == (3 * 320, 3 * (480 + 22))
 
     # Each evaluated page's similarity is kept in the report, so the report alone pools.
     pages = TrajectoryBuffer.load(out / "eval" / "sweet-rl.jsonl")
@@ -623,11 +623,11 @@ def test_frontend_smoke_compares_every_method_on_similarity(tmp_path):
         seeds = [results, other]
         assert entry["similarity"] == [r["methods"][name]["eval"]["similarity"] for r in seeds]
         versus = entry["pooled"]
-        assert versus["num_runs"] == 2 and versus["num_tasks"] == 8, name
+        assert versus["num_runs"] == 2 and versus["num_tasks"] == 6, name
         assert versus["similarity_diff_ci_low"] <= versus["similarity_diff"]
         assert versus["similarity_diff"] <= versus["similarity_diff_ci_high"]
         assert 0.0 <= versus["win_rate_ci_low"] <= versus["win_rate"] <= versus["win_rate_ci_high"]
-        assert versus["gained"] + versus["lost"] <= 8
+        assert versus["gained"] + versus["lost"] <= 6
     summary = (whole / "pooled.md").read_text()
     assert "mean similarity" in summary and "| Win rate vs base, pooled |" in summary
     assert "%" not in summary.split("| SWEET-RL |")[1].split("|")[1]  # similarities, not rates
