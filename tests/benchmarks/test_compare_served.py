@@ -19,7 +19,7 @@ SERVE = f"{sys.executable} -m transformers.cli.transformers serve {{model}} --po
 def test_a_comparison_generates_through_a_real_server(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     out = tmp_path / "served"
-    overrides = [f'policy.server_command="{SERVE}"', "methods.run=['zero-shot','rft','sweet-rl']"]
+    overrides = [f'policy.server_command="{SERVE}"', "methods.run=['zero-shot','sweet-rl']"]
     args = ["compare", "--config", "smoke", "--out", str(out), "--no-progress"]
     assert main([*args, *[f"--set={o}" for o in overrides]]) == 0
     results = json.loads((out / "results.json").read_text())
@@ -27,7 +27,7 @@ def test_a_comparison_generates_through_a_real_server(tmp_path, monkeypatch):
 
     # Every stage that samples from a saved policy served it; the rest started no server.
     logs = {p.stem: p.read_text() for p in (out / "servers").glob("*.log")}
-    assert set(logs) == {"collect", "sweet-rl", "eval-warm-start", "eval-rft", "eval-sweet-rl"}
+    assert set(logs) == {"collect", "sweet-rl", "eval-warm-start", "eval-sweet-rl"}
     assert all("POST /v1/completions" in log for log in logs.values())
 
     # Served sampling samples: a task's three training episodes at temperature 1.0 differ

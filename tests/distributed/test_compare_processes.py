@@ -18,8 +18,11 @@ pytestmark = pytest.mark.slow
 TRAIN_TASKS, SAMPLES, TEST_TASKS = 3, 3, 3
 
 
-def compare(out: Path, *, fsdp: bool, extra: tuple[str, ...] = ()) -> str:
-    """Run the smoke comparison on 2 processes (``extra``: more arguments); return its output."""
+def compare(out: Path, *, fsdp: bool, extra: tuple[str, ...] = (), cpu_flag: bool = True) -> str:
+    """Run the smoke comparison on 2 processes (``extra``: more arguments); return its output.
+
+    ``cpu_flag=False`` starts them as a bare ``torchrun`` does (no ``ACCELERATE_USE_CPU``).
+    """
     args = [
         "tests.distributed.run_compare",
         "--debug",  # a failure shows its traceback (run_on_processes prints the output)
@@ -37,7 +40,7 @@ def compare(out: Path, *, fsdp: bool, extra: tuple[str, ...] = ()) -> str:
         str(TEST_TASKS),
         *extra,
     ]
-    return run_on_processes(args, nproc=2, fsdp=fsdp, timeout=900).stdout
+    return run_on_processes(args, nproc=2, fsdp=fsdp, timeout=900, cpu_flag=cpu_flag).stdout
 
 
 def played(path: Path) -> list[tuple[int, int]]:
@@ -70,21 +73,31 @@ def check_run(out: Path, stdout: str) -> dict:
             assert record["fit"]["status"] in ("trained", "skipped"), name
             assert (out / "methods" / name / "fit.json").is_file()
     assert not list(out.rglob("*.part*.jsonl"))  # every share was merged
+    for path in [*out.glob("data/*.jsonl"), *out.glob("eval/*.jsonl")]:
+        indices = [t.metadata["episode"] for t in TrajectoryBuffer.load(path)]
+        assert indices == sorted(set(indices)), path  # each episode written once
     assert (out / "results.md").is_file() and (out / "config.json").is_file()
     assert stdout.count("results: ") == 1  # only the main process reports
     return results
 
 
 def test_compare_on_two_processes_ddp_and_resume(tmp_path):
+    """Bare ``torchrun`` (no ACCELERATE_USE_CPU): every method, then a resume.
+
+    Each process once took itself for the only one there and wrote every shared file
+    itself, so some files held every episode twice (which files varied from run to run).
+    """
     out = tmp_path / "ddp"
-    results = check_run(out, compare(out, fsdp=False))
+    results = check_run(out, compare(out, fsdp=False, cpu_flag=False))
     statuses = {n: r["fit"]["status"] for n, r in results["methods"].items() if r["fit"]}
     # sweet-rl-env trains only when the environment tells some of SWEET-RL's pairs apart.
     assert {n for n, status in statuses.items() if status != "trained"} <= {"sweet-rl-env"}
     assert statuses["sweet-rl-random"] == statuses["sweet-rl-nll"] == "trained"
     stamps = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.suffix in (".jsonl", ".json")}
     stamps = {p: s for p, s in stamps.items() if p.name != "results.json"}
-    compare(out, fsdp=False)  # resumes: nothing is played, trained or evaluated again
+    compare(
+        out, fsdp=False, cpu_flag=False
+    )  # resumes: nothing is played, trained or evaluated again
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
 
 
@@ -116,31 +129,3 @@ def test_compare_on_two_processes_serves_each_process_its_own_server(tmp_path, m
     stages = ("collect", "eval-warm-start", "eval-rft")
     assert set(logs) == {f"{stage}-{rank}" for stage in stages for rank in (0, 1)}
     assert all("POST /v1/completions" in log for log in logs.values())
-
-
-def episode_indices(path: Path) -> list[int]:
-    return [t.metadata["episode"] for t in TrajectoryBuffer.load(path)]
-
-
-def test_plain_torchrun_on_cpus_writes_every_episode_once(tmp_path):
-    """Bare ``torchrun`` (no ACCELERATE_USE_CPU), the smoke config's own sizes, twice.
-
-    Each process once took itself for the only one and wrote every shared file itself, so
-    some files held every episode twice (which files varied from run to run). The first run
-    takes every method; the repeat two (every kind of file again, in 3/4 of the time).
-    """
-    for attempt in range(2):
-        out = tmp_path / f"run{attempt}"
-        args = ["benchmarks.cli", "compare", "--config", "smoke", "--out", str(out)]
-        if attempt:
-            args += ["--set", "methods.run=['zero-shot', 'rft']"]
-        stdout = run_on_processes([*args, "--no-progress"], cpu_flag=False, timeout=900).stdout
-        assert stdout.count("results: ") == 1
-        assert json.loads((out / "results.json").read_text())["processes"] == 2
-        files = sorted([*out.glob("data/*.jsonl"), *out.glob("eval/*.jsonl")])
-        # warm start, train, oracle and every evaluation (the warm start's included)
-        assert len(files) >= (6 if attempt else 8)
-        for path in files:
-            indices = episode_indices(path)
-            assert indices == sorted(set(indices)), path
-            assert len(indices) in (4, 12), path  # 4 tasks; training: 4 x 3 samples
