@@ -666,7 +666,7 @@ def run_comparison(
     # and so are the task files the run reads (the training tasks only to collect).
     training_file = read_training_file(config)
     _check_task_files(config, ["test"] if training_file is not None else ["train", "test"])
-    release_memory()
+    _release_memory()
     try:
         with folder_lock(out):  # a second launch on the folder would write every episode twice
             return _run_comparison(config, out, progress, training_file)
@@ -674,14 +674,16 @@ def run_comparison(
         gc.unfreeze()  # the caller's process collects as before
 
 
-def release_memory() -> None:
+def _release_memory() -> None:
     """Free what the last stage left (its models), then freeze what survives it.
 
     What survives a stage lives for the run: the libraries and the modules they import
     lazily, the task sets, the buffer. Every full collection (this one after each method
     and evaluation, accelerate's after each training stage) walks every tracked object,
     and those ~340k made one cost 0.2-0.6 s, a third of a smoke comparison; frozen, the
-    walks skip them. :func:`run_comparison` unfreezes them when it returns.
+    walks skip them. :func:`run_comparison` unfreezes them when it returns. A model the
+    caller still holds would be frozen too, out of reach of later collections: drop it
+    first.
     """
     gc.collect()
     gc.freeze()
@@ -707,7 +709,7 @@ def _run_comparison(
     # 0. The warm start (if any): clone a scripted demonstrator on the first training
     #    tasks; the clone is the base policy of everything that follows.
     warm = _warm_start(config, out, progress, say)
-    release_memory()  # the demonstrator's clone, if trained now
+    _release_memory()  # the demonstrator's clone, if trained now
     offset = config.warm_start.tasks if warm is not None else 0
 
     # 1. Training data: the base policy, k samples per task, on the next training tasks
@@ -737,7 +739,8 @@ def _run_comparison(
         # so configured, until training changes the weights.
         with generation(*_base(config, out), config, _server_log(out, name)) as policy:
             fits[name] = fit_method(name, config, buffer, out / "methods" / name, policy=policy)
-        release_memory()  # the base policy's copy is gone with the block
+        del policy  # the base policy's copy
+        _release_memory()
         if fits[name]["status"] == "skipped":
             say(f"      skipped: {fits[name]['reason']}")
 
@@ -765,7 +768,7 @@ def _run_comparison(
         ):
             evals[name] = evaluate_method(name, agent, config, out, progress)
         del agent
-        release_memory()
+        _release_memory()
     base = WARM_START if WARM_START in evals else ZERO_SHOT
     episodes = {name: TrajectoryBuffer.load(out / "eval" / f"{name}.jsonl") for name in names}
     versus = _versus_base(episodes, base, config.seed)
@@ -848,7 +851,8 @@ def _collect_training_data(
             buffer = buffer + _collect_train(
                 config, scripted_agent(name, config), train_indices, path, progress
             )
-    release_memory()
+    del policy  # the base policy
+    _release_memory()
     return buffer, train_kwargs["tasks"][offset : offset + n_train]
 
 
