@@ -95,9 +95,8 @@ def test_compare_on_two_processes_ddp_and_resume(tmp_path):
     assert statuses["sweet-rl-random"] == statuses["sweet-rl-nll"] == "trained"
     stamps = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.suffix in (".jsonl", ".json")}
     stamps = {p: s for p, s in stamps.items() if p.name != "results.json"}
-    compare(
-        out, fsdp=False, cpu_flag=False
-    )  # resumes: nothing is played, trained or evaluated again
+    # Resumed: nothing is played, trained or evaluated again.
+    compare(out, fsdp=False, cpu_flag=False)
     assert {p: p.stat().st_mtime_ns for p in stamps} == stamps
 
 
