@@ -258,16 +258,10 @@ class ChatClient:
         body: dict[str, Any] = {
             "model": self.model,
             "messages": validate_messages(messages),
-            "temperature": _check_number("temperature", temperature),
+            **_sampling_fields(temperature, top_p, max_tokens, seed),
         }
-        if top_p is not None:
-            body["top_p"] = _check_number("top_p", top_p)
-        if max_tokens is not None:
-            body["max_tokens"] = check_int("max_tokens", max_tokens)
         if stop is not None:
             body["stop"] = [stop] if isinstance(stop, str) else list(stop)
-        if seed is not None:
-            body["seed"] = int(seed)
         try:
             json.dumps(body)
         except (TypeError, ValueError) as err:
@@ -316,14 +310,8 @@ class ChatClient:
             "model": self.model,
             "prompt": prompt,
             "n": check_int("n", n),
-            "temperature": _check_number("temperature", temperature),
+            **_sampling_fields(temperature, top_p, max_tokens, seed),
         }
-        if top_p is not None:
-            body["top_p"] = _check_number("top_p", top_p)
-        if max_tokens is not None:
-            body["max_tokens"] = check_int("max_tokens", max_tokens)
-        if seed is not None:
-            body["seed"] = int(seed)
         if logprobs:
             body["logprobs"] = 1  # the legacy field: log-probs of the sampled tokens
         # `transformers serve` samples only where the generation config says do_sample,
@@ -556,6 +544,20 @@ def check_base_url(base_url: str) -> str:
     if parts.path.rstrip("/").endswith("/chat/completions"):
         raise ValueError(f"base_url is the API root, without /chat/completions, got {base_url!r}")
     return base_url.strip().rstrip("/")
+
+
+def _sampling_fields(
+    temperature: float, top_p: float | None, max_tokens: int | None, seed: int | None
+) -> dict[str, Any]:
+    """Return the sampling fields of both endpoints' requests, checked; unset ones left out."""
+    fields: dict[str, Any] = {"temperature": _check_number("temperature", temperature)}
+    if top_p is not None:
+        fields["top_p"] = _check_number("top_p", top_p)
+    if max_tokens is not None:
+        fields["max_tokens"] = check_int("max_tokens", max_tokens)
+    if seed is not None:
+        fields["seed"] = int(seed)
+    return fields
 
 
 def _check_number(name: str, value: Any, *, positive: bool = False) -> float:
