@@ -312,8 +312,10 @@ class ArCHer(Algorithm):
                 # price of a generation pass (the slowest part on a CPU) per epoch. The
                 # moving target still scores them afresh at every step.
                 self._ensure_critic()  # a bad setting fails before the sampling
+                journal = self.trainer.journal_dir("archer_value_actions")
                 sampled = self.trainer.cached(
-                    "archer_value_actions", lambda: self.sample_value_actions(buffer)
+                    "archer_value_actions",
+                    lambda: self.sample_value_actions(buffer, journal=journal),
                 )
                 items = [
                     replace(item, value_actions=tuple(tuple(a) for a in actions))
@@ -324,12 +326,19 @@ class ArCHer(Algorithm):
             finally:
                 self._target = None  # a whole model copy: free it once the stage is over
 
-    def sample_value_actions(self, buffer: Sequence[Trajectory]) -> list[list[list[str]]]:
+    def sample_value_actions(
+        self, buffer: Sequence[Trajectory], *, journal: str | Path | None = None
+    ) -> list[list[list[str]]]:
         """Sample ``value_samples`` actions from the policy for every turn (``V``'s targets).
 
         The prompts are the turns' prompts as the actor reads them (the policy's system
         prompt and chat template). Turns are split across processes (every process must
         call this) and every process gets all the actions.
+
+        Args:
+            buffer: The trajectories whose turns get actions.
+            journal: A folder logging finished chunks, so a stopped call resumes there
+                (see :func:`algorithms.distributed.map_sharded`).
 
         Returns:
             Per trajectory, per turn, ``value_samples`` actions.
@@ -338,8 +347,7 @@ class ArCHer(Algorithm):
         turns = [turn for trajectory in buffer for turn in trajectory.turns]
         if not turns or not self.config.value_samples:
             return [[[] for _ in trajectory.turns] for trajectory in buffer]
-        with self._session([t.to_dict() for t in buffer]) as trainer:
-            accelerator = trainer.accelerator
+        with self._session([t.to_dict() for t in buffer]):
             bar = tqdm(
                 total=len(turns),
                 desc="value actions",
@@ -347,17 +355,21 @@ class ArCHer(Algorithm):
             )
 
             def sample(chunk: list[Turn]) -> list[list[str]]:
-                actions = self.policy.generate(
+                return self.policy.generate(
                     self.policy_prompts(chunk),
                     n=self.config.value_samples,
                     temperature=self.config.value_temperature,
                     max_new_tokens=self.config.value_max_new_tokens,
                 )
-                bar.update(len(chunk) * accelerator.num_processes)
-                return actions
 
             try:
-                actions = map_sharded(turns, sample, batch_size=self.policy.batch_size)
+                actions = map_sharded(
+                    turns,
+                    sample,
+                    batch_size=self.policy.batch_size,
+                    journal=journal,
+                    progress=bar,
+                )
             finally:
                 bar.close()
         return split_by_lengths(actions, [len(trajectory.turns) for trajectory in buffer])

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 import torch
+from tqdm.auto import tqdm
 
+from algorithms.chunk_journal import ChunkJournal
 from sweetrl_gym.processes import process_state
 
 __all__ = [
@@ -34,6 +37,8 @@ def map_sharded(
     compute: Callable[[list[_Item]], list[_Result]],
     *,
     batch_size: int,
+    journal: str | Path | None = None,
+    progress: tqdm | None = None,
 ) -> list[_Result]:
     """Apply ``compute`` to ``items`` in chunks, split across processes; every rank gets all.
 
@@ -47,6 +52,13 @@ def map_sharded(
         compute: Maps a chunk of items to one result per item (JSON-like values or
             tensors on the CPU; they travel with ``all_gather_object``).
         batch_size: Items per ``compute`` call.
+        journal: A folder where each process logs its finished chunks
+            (:class:`~algorithms.chunk_journal.ChunkJournal`): a pass stopped midway and
+            called again with the same items skips the chunks every process had
+            finished. ``compute`` must then return JSON values (restored chunks come
+            back as parsed JSON).
+        progress: A bar advanced by every chunk finished on any process (restored
+            chunks included).
 
     Returns:
         One result per item, in ``items`` order, on every process.
@@ -66,18 +78,51 @@ def map_sharded(
     mine = items[rank * share : (rank + 1) * share]
     real = len(mine)
     mine += [items[0]] * (share - real)
-    results: list[_Result] = []
-    for start in range(0, share, batch_size):
+    starts = range(0, share, batch_size)
+    log = None if journal is None else ChunkJournal(journal, rank)
+    layout = {"items": len(items), "processes": count, "batch_size": batch_size}
+    finished = [] if log is None else _finished_everywhere(log, layout, mine, batch_size)
+    if log is not None:
+        log.start(layout, finished)
+    results: list[_Result] = [result for chunk in finished for result in chunk]
+    if progress is not None:
+        progress.update(min(len(results) * count, len(items)))
+    for start in starts[len(finished) :]:
         chunk = mine[start : start + batch_size]
         out = list(compute(chunk))
         if len(out) != len(chunk):
             raise ValueError(f"compute returned {len(out)} results for {len(chunk)} items")
+        if log is not None:
+            log.append(out)
+        if progress is not None:
+            progress.update(len(chunk) * count)
         results += out
     if count == 1:
         return results
     gathered: list[Any] = [None] * count
     torch.distributed.all_gather_object(gathered, results[:real])
     return [result for part in gathered for result in part]
+
+
+def _finished_everywhere(
+    log: ChunkJournal, layout: dict[str, int], mine: list[Any], batch_size: int
+) -> list[list[Any]]:
+    """Return this process's journaled chunks, cut to as many as every process finished.
+
+    Every rank must make the same number of ``compute`` calls from here on, so all resume
+    from the chunk the slowest one reached.
+    """
+    finished = []
+    for start, chunk in zip(range(0, len(mine), batch_size), log.finished(layout)):
+        if len(chunk) != len(mine[start : start + batch_size]):
+            break
+        finished.append(chunk)
+    state = process_state()
+    if state.num_processes > 1:
+        counts: list[Any] = [None] * state.num_processes
+        torch.distributed.all_gather_object(counts, len(finished))
+        finished = finished[: min(counts)]
+    return finished
 
 
 def reshard(model: torch.nn.Module) -> None:

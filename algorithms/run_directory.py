@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from algorithms.chunk_journal import ChunkJournal
 from algorithms.distributed import from_main_process
 from sweetrl_gym.atomic_write import write_atomically
 
@@ -272,5 +273,16 @@ class RunDirectory:
             if self.is_main:
                 _write_json(path, result)
             wait()
+            if self.is_main:
+                ChunkJournal(self.journal_dir(name)).remove()  # the whole result is stored
             return result
         return json.loads(path.read_text())
+
+    def journal_dir(self, name: str) -> Path | None:
+        """Where the sharded passes of cached result ``name`` log their finished chunks.
+
+        Pass it as ``journal`` to :func:`algorithms.distributed.map_sharded` inside the
+        ``compute`` of :meth:`cached`; it is deleted once the result is stored. ``None``
+        without a root (nothing is written).
+        """
+        return None if self.root is None else self.root / "stages" / f"{name}.chunks"

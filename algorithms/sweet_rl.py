@@ -40,7 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -600,13 +600,20 @@ class SweetRL(Algorithm):
             disable=not (self.config.progress and process_state().is_main_process),
         )
 
-        def rank(chunk: list[tuple[Trajectory, Turn]]) -> list[_RankedCandidates]:
-            ranked = self._rank_candidates(chunk)
-            bar.update(len(chunk) * self.trainer.accelerator.num_processes)
-            return ranked
+        def rank(chunk: list[tuple[Trajectory, Turn]]) -> list[dict[str, Any]]:
+            return [asdict(row) for row in self._rank_candidates(chunk)]  # JSON, for the journal
 
-        ranked = map_sharded(selected, rank, batch_size=self.policy.batch_size)
-        bar.close()
+        try:
+            rows = map_sharded(
+                selected,
+                rank,
+                batch_size=self.policy.batch_size,
+                journal=self.trainer.journal_dir("candidate_pairs"),
+                progress=bar,
+            )
+        finally:
+            bar.close()
+        ranked = [_RankedCandidates(**row) for row in rows]
         pairs = []
         for (trajectory, turn), row in zip(selected, ranked):
             pairs += turn_pairs(

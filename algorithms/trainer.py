@@ -382,6 +382,10 @@ class Trainer:
         """
         return self.run.cached(name, compute, self.accelerator.wait_for_everyone)
 
+    def journal_dir(self, name: str) -> Path | None:
+        """Where ``cached(name, ...)``'s sharded pass logs its chunks (see ``map_sharded``)."""
+        return self.run.journal_dir(name)
+
     def run_stage(self, stage: Stage) -> dict[str, float]:
         """Train ``stage`` (or restore it if this run already finished it).
 

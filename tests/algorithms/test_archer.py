@@ -3,6 +3,7 @@ actor loss, fit, save and load."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -378,3 +379,35 @@ def test_fit_logs_the_actor_loss_as_a_mean_over_action_tokens(shared_buffer, tin
     weighted = float((weights * logps.sum.double()).sum())
     assert logged[0] == pytest.approx(-weighted / float(logps.num_tokens.sum()), rel=1e-4)
     assert logged[0] != pytest.approx(-weighted / len(turns), rel=0.5)  # not the turn mean
+
+
+def test_value_actions_stopped_midway_resume_where_they_stopped(
+    shared_buffer, tiny_policy, tmp_path, monkeypatch
+) -> None:
+    buffer = TrajectoryBuffer(shared_buffer[::4])
+    tiny_policy.system_prompt = "Ask questions, then answer."  # short texts: a fast test
+    tiny_policy.batch_size = 2
+    prompts = tiny_policy.format_prompts([turn.messages for _, turn in buffer.turns()])
+    calls: list[list[str]] = []
+
+    def generate(batch, *, n=1, temperature=None, top_p=None, max_new_tokens=None):
+        if len(calls) == 2 and stop:
+            raise KeyboardInterrupt  # the run is stopped in its third chunk
+        done = sum(len(batch) for batch in calls)  # a distinct action per sampled prompt
+        calls.append(list(batch))
+        return [[f"Is it {done + i}?"] * n for i in range(len(batch))]
+
+    monkeypatch.setattr(tiny_policy, "generate", generate)
+    settings = {**FAST, "critic_epochs": 1, "critic_batch_size": 8, "output_dir": tmp_path}
+    stop = True
+    with pytest.raises(KeyboardInterrupt):
+        ArCHer(tiny_policy, **settings).fit(buffer)
+    stop = False
+    ArCHer(tiny_policy, **settings).fit(buffer, resume=True)
+    # Every prompt was sampled once: the resumed fit started at the chunk that stopped.
+    assert [p for batch in calls for p in batch] == prompts
+    stored = json.loads((tmp_path / "stages" / "archer_value_actions.json").read_text())
+    assert [a for trajectory in stored for a in trajectory] == [
+        [f"Is it {i}?"] * 2 for i in range(len(prompts))
+    ]
+    assert not list(tmp_path.rglob("*.chunks"))  # the journal goes once the result is stored

@@ -259,6 +259,40 @@ def test_resume_in_the_policy_stage_reuses_critic_and_candidates(shared_buffer, 
         torch.testing.assert_close(resumed.model.state_dict()[key], value, rtol=0, atol=1e-6)
 
 
+def test_candidate_sampling_stopped_midway_resumes_where_it_stopped(shared_buffer, tmp_path):
+    def policy_writing(calls, *, stop_at=None):
+        """A policy whose every candidate is a new text; it raises at call ``stop_at``."""
+        policy = fresh_policy()
+        policy.batch_size = 2
+
+        def generate(prompts, *, n=1, temperature=None, top_p=None, max_new_tokens=None):
+            if len(calls) == stop_at:
+                raise KeyboardInterrupt
+            done = sum(len(call) for call in calls)
+            calls.append(list(prompts))
+            return [[f"Is it {done + i}.{k}?" for k in range(n)] for i in range(len(prompts))]
+
+        policy.generate = generate
+        return policy
+
+    clean: list[list[str]] = []
+    SweetRL(policy_writing(clean), output_dir=tmp_path / "clean", **SMALL).fit(shared_buffer)
+    assert len(clean) >= 3
+    calls: list[list[str]] = []  # the stopped run's calls, then the resumed run's
+    with pytest.raises(KeyboardInterrupt):
+        algo = SweetRL(policy_writing(calls, stop_at=2), output_dir=tmp_path / "run", **SMALL)
+        algo.fit(shared_buffer)
+    algo = SweetRL(policy_writing(calls), output_dir=tmp_path / "run", **SMALL)
+    algo.fit(shared_buffer, resume=True)
+    assert calls == clean  # each turn sampled once: the resumed run went on from the stop
+    pairs = [
+        json.loads((tmp_path / run / "stages" / "candidate_pairs.json").read_text())
+        for run in ("clean", "run")
+    ]
+    assert pairs[0] == pairs[1]
+    assert not list(tmp_path.rglob("*.chunks"))
+
+
 def test_clear_errors(shared_buffer, tiny_policy):
     failures = shared_buffer.filter(lambda t: not t.success)
     with pytest.raises(ValueError, match="no trajectory pairs"):

@@ -113,3 +113,12 @@ def test_lora_on_two_processes_saves_an_adapter_and_merged_weights(tmp_path):
 def test_lora_under_fsdp_is_refused_with_a_clear_error(tmp_path):
     with pytest.raises(AssertionError, match="LoRA under FSDP is not supported"):
         _fit(tmp_path, nproc=2, fsdp=True, lora=True, algorithms=("mt-dpo",))
+
+
+def test_a_journaled_pass_resumes_every_process_from_the_chunk_all_had_finished(tmp_path):
+    run_on_processes(["tests.distributed.run_journal", str(tmp_path)])
+    ranks = [json.loads((tmp_path / f"rank-{r}.json").read_text()) for r in range(2)]
+    # Rank 0 had finished 1 chunk and rank 1 had finished 2: both go on from their second.
+    assert ranks[0]["calls"] == [[2, 3], [4, 5]]
+    assert ranks[1]["calls"] == [[8, 9], [10, 11]]
+    assert ranks[0]["result"] == ranks[1]["result"] == [x * x for x in range(12)]
