@@ -78,16 +78,16 @@ def map_sharded(
     mine = items[rank * share : (rank + 1) * share]
     real = len(mine)
     mine += [items[0]] * (share - real)
-    starts = range(0, share, batch_size)
     log = None if journal is None else ChunkJournal(journal, rank)
-    layout = {"items": len(items), "processes": count, "batch_size": batch_size}
-    finished = [] if log is None else _finished_everywhere(log, layout, mine, batch_size)
+    finished: list[list[Any]] = []
     if log is not None:
+        layout = {"items": len(items), "processes": count, "batch_size": batch_size}
+        finished = _finished_everywhere(log, layout, mine, batch_size)
         log.start(layout, finished)
     results: list[_Result] = [result for chunk in finished for result in chunk]
     if progress is not None:
         progress.update(min(len(results) * count, len(items)))
-    for start in starts[len(finished) :]:
+    for start in range(len(finished) * batch_size, share, batch_size):
         chunk = mine[start : start + batch_size]
         out = list(compute(chunk))
         if len(out) != len(chunk):
