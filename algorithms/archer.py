@@ -33,13 +33,18 @@ The critic reads a whole trajectory as one sequence: ``V(s_t)`` at the last toke
 turn t's state and ``Q(s_t, a_t)`` at the end-of-turn token after its action (causal
 attention makes each the value of that prefix alone), so a T-turn dialogue costs O(T)
 tokens, not the O(T^2) of one prefix per turn. A sampled action is not part of the
-dialogue, so ``Q_target(s_t, a_k)`` is read on a row of its own (the state, then
-``a_k``): ``value_samples`` extra no-gradient passes of the target per critic batch,
-each with one such row per turn of the batch.
+dialogue: it goes into the dialogue's row as a branch right after its state, attending
+to the state's tokens and its own but seen by no later token
+(:class:`~algorithms.batches.BranchedValueActions`), so the target's one no-gradient
+pass per critic batch reads ``Q_target`` and ``V_target`` on the dialogue and
+``Q_target(s_t, a_k)`` on every sample, without reading each state again per sample.
+A critic whose attention takes no such mask (flash attention, sliding windows) reads
+each ``(s_t, a_k)`` as a row of its own instead: ``K`` extra target passes per batch,
+each with one row per turn.
 
 Cost of ``value_samples = K``: ``K`` generations per buffer turn, once per fit (sharded
 across processes and cached in the run directory, so a resumed run does not sample
-again), and ``K`` target passes per critic batch.
+again), and ``K`` sampled actions' tokens per turn in the target's pass.
 
 With ``critic_uses_reference=True`` the critic's system prompt also states the task's
 ground truth (the hint SWEET-RL gives its critic), so the critic sees training-time
@@ -71,7 +76,7 @@ from algorithms.batches import (
 from algorithms.config import TrainingConfig
 from algorithms.critic_inputs import REFERENCE_HINT, critic_prompt
 from algorithms.distributed import full_state_dict, map_sharded, reshard
-from algorithms.logprobs import turn_logprobs
+from algorithms.logprobs import branch_rows_supported, turn_logprobs
 from algorithms.losses import (
     advantage_weighted_policy_loss,
     double_q_min,
@@ -431,11 +436,16 @@ class ArCHer(Algorithm):
         return items
 
     def _collate_critic(self) -> Callable[[Sequence[CriticTrajectory]], CriticBatch]:
-        """Return the critic's collate step, with the critic's tokenizer."""
+        """Return the critic's collate step, with the critic's tokenizer.
+
+        Sampled actions go into the dialogues' rows as branches where the critic's
+        attention takes a branch mask, else into plain rows of their own.
+        """
         tokenizer = self.critic_tokenizer
         return collate_critic_trajectories(
             lambda dialogues: self.encode_dialogues(dialogues, tokenizer=tokenizer),
             lambda states, actions: self.encode(states, actions, tokenizer=tokenizer),
+            branch_value_actions=branch_rows_supported(self._ensure_critic().lm),
         )
 
     def _critic_stage(self, items: list[CriticTrajectory]) -> Stage:
@@ -484,15 +494,15 @@ class ArCHer(Algorithm):
         q1, q2, v = q[:, _Q1], q[:, _Q2], v[:, _V]
         # The target under the training's autocast, as the prepared critic's forward runs.
         with torch.no_grad(), self.trainer.autocast():
-            target_q, target_v = batch.read(self._target)
+            target_q, target_v, sampled_q = batch.read_with_value_actions(self._target)
             following = batch.next_turn.to(v.device)
             next_v = torch.where(
                 following >= 0, target_v[following.clamp(min=0), _V], torch.zeros_like(v)
             )
             rewards, dones = batch.rewards.to(v.device), batch.dones.to(v.device)
             q_target = td_targets(rewards, next_v, dones, gamma=self.config.gamma)
-            if batch.value_actions:  # E_{a ~ pi}: the policy's sampled actions
-                sampled_q = batch.read_value_actions(self._target).to(v.device)
+            if sampled_q is not None:  # E_{a ~ pi}: the policy's sampled actions
+                sampled_q = sampled_q.to(v.device)
                 v_target = sampled_value_targets(sampled_q[..., _Q1], sampled_q[..., _Q2])
             else:  # value_samples=0: the buffer's action
                 v_target = double_q_min(target_q[:, _Q1], target_q[:, _Q2])

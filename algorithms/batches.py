@@ -17,11 +17,12 @@ from typing import Any, TypeVar
 import numpy as np
 import torch
 
-from algorithms.logprobs import TokenizedTurns
+from algorithms.logprobs import TokenizedTurns, branch_mask
 
 __all__ = [
     "ActorBatch",
     "ActorExample",
+    "BranchedValueActions",
     "CriticBatch",
     "CriticTrajectory",
     "Dialogue",
@@ -178,6 +179,57 @@ class CriticTrajectory:
 
 
 @dataclass
+class BranchedValueActions:
+    """A critic batch's rows again, each turn's sampled actions as branches after its state.
+
+    Each sampled action (its tokens and end-of-turn token) sits right after the last token
+    of its turn's state, as a branch: it attends to the dialogue's tokens up to there (the
+    state) and to its own tokens, at the positions it would have in a row of its own
+    (state, then action), and the dialogue's later tokens do not attend to it. So one
+    no-gradient forward reads the dialogue's Q and V and Q at every sampled action, each
+    as its own row would (up to floating-point rounding), without reading each state
+    again for every sample (:func:`algorithms.logprobs.branch_mask`).
+
+    Attributes:
+        input_ids: ``(rows, length)`` right-padded.
+        branch: ``(rows, length)``: 0 on the dialogues' tokens, ``k >= 1`` on branch ``k``,
+            -1 on padding.
+        position_ids: ``(rows, length)``.
+        state_positions: ``(num_turns, 2)`` ``(row, position)`` of each state's last token.
+        action_positions: ``(num_turns, 2)`` of each action's end-of-turn token.
+        sampled_positions: ``(num_turns, samples, 2)`` of each sampled action's
+            end-of-turn token.
+
+    """
+
+    input_ids: torch.Tensor
+    branch: torch.Tensor
+    position_ids: torch.Tensor
+    state_positions: torch.Tensor
+    action_positions: torch.Tensor
+    sampled_positions: torch.Tensor
+
+    def read(self, model: torch.nn.Module) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Return ``model``'s heads at ``(state + action, state, state + sampled action)``.
+
+        ``model`` is a :class:`~algorithms.models.ValueHeadModel`; the last tensor is
+        ``(num_turns, samples, heads)``.
+        """
+        device = next(model.parameters()).device
+        turns, samples = self.sampled_positions.shape[:2]
+        values = model(
+            self.input_ids.to(device),
+            branch_mask(model.lm, self.branch.to(device)),
+            torch.cat(
+                [self.action_positions, self.state_positions, self.sampled_positions.flatten(0, 1)]
+            ),
+            position_ids=self.position_ids.to(device),
+        )
+        q, v, sampled = values.split([turns, turns, turns * samples])
+        return q, v, sampled.unflatten(0, (turns, samples))
+
+
+@dataclass
 class CriticBatch:
     """Critic trajectories tokenized, with where each turn's values are read.
 
@@ -189,8 +241,11 @@ class CriticBatch:
         next_turn: ``(num_turns,)`` index of the next turn, ``-1`` where done.
         rewards: ``(num_turns,)`` rewards.
         dones: ``(num_turns,)`` 1.0 where done.
-        value_actions: One encoding per sample ``k``: row ``i`` is turn ``i``'s state
-            followed by its ``k``-th sampled action (empty without samples).
+        value_actions: Sampled actions as plain rows, for critics whose attention takes
+            no branch mask: one encoding per sample ``k``, row ``i`` is turn ``i``'s state
+            followed by its ``k``-th sampled action (empty without samples or branched).
+        branched: Sampled actions as branches of ``tokens``' rows (``None`` without
+            samples or as plain rows).
 
     """
 
@@ -201,6 +256,7 @@ class CriticBatch:
     rewards: torch.Tensor
     dones: torch.Tensor
     value_actions: tuple[TokenizedTurns, ...] = ()
+    branched: BranchedValueActions | None = None
 
     @property
     def size(self) -> int:
@@ -218,19 +274,28 @@ class CriticBatch:
         )
         return values[: self.size], values[self.size :]
 
-    def read_value_actions(self, model: torch.nn.Module) -> torch.Tensor:
-        """Return ``model``'s heads at each turn's state + sampled action, ``(turns, K, heads)``.
+    def read_with_value_actions(
+        self, model: torch.nn.Module
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """Return :meth:`read`'s heads and the heads at each state + sampled action.
 
-        One forward per sample, each over the batch's turns: every process makes the
-        same number of calls (a sharded target's collectives line up) and one call's
-        memory is that of one row per turn, whatever ``K``.
+        The last tensor is ``(num_turns, samples, heads)``, ``None`` without samples.
+        Branched: one forward. Plain rows: one forward for the dialogues, then one per
+        sample over the batch's turns (every process makes the same number of calls, so
+        a sharded model's collectives line up, and one call's memory is that of one row
+        per turn, whatever the number of samples).
         """
+        if self.branched is not None:
+            return self.branched.read(model)
+        q, v = self.read(model)
+        if not self.value_actions:
+            return q, v, None
         device = next(model.parameters()).device
-        values = []
+        sampled = []
         for tokens in self.value_actions:
             tokens = tokens.to(device)
-            values.append(model(tokens.input_ids, tokens.attention_mask))
-        return torch.stack(values, dim=1)
+            sampled.append(model(tokens.input_ids, tokens.attention_mask))
+        return q, v, torch.stack(sampled, dim=1)
 
 
 @dataclass(frozen=True)
@@ -315,12 +380,17 @@ def collate_turn_pairs(
 def collate_critic_trajectories(
     encode_dialogues: Callable[[Sequence[tuple[Sequence[str], Sequence[str]]]], TokenizedTurns],
     encode: Callable[[Sequence[str], Sequence[str]], TokenizedTurns],
+    *,
+    branch_value_actions: bool = False,
 ) -> Callable[[Sequence[CriticTrajectory]], CriticBatch]:
     """Return a collate step for ArCHer's critic, tokenized with the critic's tokenizer.
 
     Args:
         encode_dialogues: Tokenizes whole dialogues, one row each.
         encode: Tokenizes (state, sampled action) rows.
+        branch_value_actions: Put sampled actions in the dialogues' rows as branches
+            (:class:`BranchedValueActions`; the critic's attention must take a branch
+            mask, :func:`algorithms.logprobs.branch_rows_supported`) instead of plain rows.
 
     """
 
@@ -333,17 +403,27 @@ def collate_critic_trajectories(
         last = torch.zeros(tokens.num_turns, dtype=torch.long)
         last = last.scatter_reduce(0, turn, counted[:, 1], reduce="amax")
         row = torch.zeros(tokens.num_turns, dtype=torch.long).scatter(0, turn, counted[:, 0])
+        state_positions = torch.stack([row, first - 1], 1)
+        action_positions = torch.stack([row, last], 1)
+        value_actions = _encode_value_actions(batch, encode)
+        branched = None
+        if value_actions and branch_value_actions:
+            branched = _branch_value_actions(
+                tokens, state_positions, action_positions, value_actions
+            )
+            value_actions = ()
         dones = [done for item in batch for done in item.dones]
         return CriticBatch(
             tokens=tokens,
-            state_positions=torch.stack([row, first - 1], 1),
-            action_positions=torch.stack([row, last], 1),
+            state_positions=state_positions,
+            action_positions=action_positions,
             next_turn=torch.tensor(
                 [-1 if done else k + 1 for k, done in enumerate(dones)], dtype=torch.long
             ),
             rewards=torch.tensor([r for item in batch for r in item.rewards], dtype=torch.float32),
             dones=torch.tensor(dones, dtype=torch.float32),
-            value_actions=_encode_value_actions(batch, encode),
+            value_actions=value_actions,
+            branched=branched,
         )
 
     return collate
@@ -364,6 +444,78 @@ def _encode_value_actions(
             f"{sorted({len(a) for a in sampled})} for {len(states)} turns"
         )
     return tuple(encode(states, [a[k] for a in sampled]) for k in range(samples))
+
+
+def _branch_value_actions(
+    tokens: TokenizedTurns,
+    state_positions: torch.Tensor,
+    action_positions: torch.Tensor,
+    value_actions: Sequence[TokenizedTurns],
+) -> BranchedValueActions:
+    """Insert each turn's sampled actions into its dialogue's row after the turn's state.
+
+    A sampled action's tokens are the counted tokens (action and end token) of its plain
+    row, so a branch reads what that row's action part reads.
+    """
+    num_turns, samples = len(state_positions), len(value_actions)
+    inserts: list[list[tuple[int, int, list[int]]]] = [[] for _ in range(len(tokens))]
+    for encoded in value_actions:  # sample order: a turn's samples keep it
+        for turn in range(num_turns):
+            ids = encoded.input_ids[turn][encoded.action_mask[turn].bool()].tolist()
+            row, state_end = state_positions[turn].tolist()
+            inserts[row].append((state_end, turn, ids))
+    lengths = tokens.attention_mask.sum(dim=1).tolist()
+    new_column: list[list[int]] = []  # per row: each original column's new column
+    rows: list[tuple[list[int], list[int], list[int]]] = []
+    sampled_positions = torch.zeros((num_turns, samples, 2), dtype=torch.long)
+    filled = [0] * num_turns  # samples placed per turn (inserted in sample order)
+    branch_number = 0
+    for row, length in enumerate(lengths):
+        original = tokens.input_ids[row, :length].tolist()
+        ids: list[int] = []
+        branch: list[int] = []
+        positions: list[int] = []
+        columns: list[int] = []
+        copied = 0
+        # A stable sort: one turn's samples stay in sample order at its insertion point.
+        for state_end, turn, action in sorted(inserts[row], key=lambda item: item[0]):
+            columns += range(len(ids), len(ids) + state_end + 1 - copied)
+            ids += original[copied : state_end + 1]
+            branch += [0] * (state_end + 1 - copied)
+            positions += range(copied, state_end + 1)
+            copied = state_end + 1
+            branch_number += 1
+            ids += action
+            branch += [branch_number] * len(action)
+            positions += range(state_end + 1, state_end + 1 + len(action))
+            sampled_positions[turn, filled[turn]] = torch.tensor([row, len(ids) - 1])
+            filled[turn] += 1
+        columns += range(len(ids), len(ids) + length - copied)
+        ids += original[copied:]
+        branch += [0] * (length - copied)
+        positions += range(copied, length)
+        new_column.append(columns)
+        rows.append((ids, branch, positions))
+    width = max(len(ids) for ids, _, _ in rows)
+    input_ids = torch.zeros((len(rows), width), dtype=torch.long)
+    branch_ids = torch.full((len(rows), width), -1, dtype=torch.long)
+    position_ids = torch.zeros((len(rows), width), dtype=torch.long)
+    for row, (ids, branch, positions) in enumerate(rows):
+        input_ids[row, : len(ids)] = torch.tensor(ids, dtype=torch.long)
+        branch_ids[row, : len(ids)] = torch.tensor(branch, dtype=torch.long)
+        position_ids[row, : len(ids)] = torch.tensor(positions, dtype=torch.long)
+
+    def moved(where: torch.Tensor) -> torch.Tensor:
+        return torch.tensor([[r, new_column[r][c]] for r, c in where.tolist()], dtype=torch.long)
+
+    return BranchedValueActions(
+        input_ids=input_ids,
+        branch=branch_ids,
+        position_ids=position_ids,
+        state_positions=moved(state_positions),
+        action_positions=moved(action_positions),
+        sampled_positions=sampled_positions,
+    )
 
 
 def collate_actor_examples(

@@ -58,6 +58,7 @@ __all__ = [
     "HEAD_CHUNK_SIZE",
     "TokenizedTurns",
     "TurnLogProbs",
+    "branch_mask",
     "branch_rows_supported",
     "encode_dialogues",
     "encode_turn_pairs",
@@ -526,12 +527,23 @@ def branch_rows_supported(model: CausalLM) -> bool:
     return attention in _BRANCH_MASKS and plain_causal_attention(inner)
 
 
-def _branch_mask(model: CausalLM, branch: torch.Tensor) -> torch.Tensor:
+def branch_mask(model: CausalLM, branch: torch.Tensor) -> torch.Tensor:
     """Return the ``(rows, 1, length, length)`` mask of branched rows, in the model's form.
 
     Query ``i`` sees key ``j <= i`` of branch 0 or of its own branch; a padding query
     sees only the row's first token (never nothing, which would give NaN), so a token
-    sees itself exactly when it is real.
+    sees itself exactly when it is real. Pass it as ``attention_mask``, with each
+    branch's ``position_ids``, to a model :func:`branch_rows_supported` accepts.
+
+    Args:
+        model: The model that reads the rows (its attention implementation sets the
+            mask's form: boolean for SDPA, additive for eager).
+        branch: ``(rows, length)``: 0 on the shared tokens, ``k >= 1`` on branch ``k``'s
+            own tokens, -1 on padding (:attr:`TokenizedTurns.branch`).
+
+    Raises:
+        ValueError: If the model's attention takes no such mask.
+
     """
     length = branch.shape[1]
     causal = torch.ones(length, length, dtype=torch.bool, device=branch.device).tril()
@@ -600,7 +612,7 @@ def _forward(model: CausalLM, turns: TokenizedTurns, past: _Past | None) -> Any:
             raise ValueError("branched rows continue no shared prefix's states")
         return model(
             input_ids=turns.input_ids,
-            attention_mask=_branch_mask(model, turns.branch),
+            attention_mask=branch_mask(model, turns.branch),
             position_ids=turns.position_ids,
             use_cache=False,
         )

@@ -151,22 +151,30 @@ class ValueHeadModel(nn.Module):
         input_ids: torch.Tensor,
         attention_mask: torch.Tensor,
         positions: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """Return values in float32 at each row's last real token, or at ``positions``.
 
         Args:
             input_ids: ``(batch, length)`` right-padded.
-            attention_mask: ``(batch, length)``.
+            attention_mask: ``(batch, length)``; or, for branched rows, the
+                ``(batch, 1, length, length)`` mask of :func:`algorithms.logprobs.branch_mask`
+                (then ``positions`` and ``position_ids`` are required).
             positions: ``(n, 2)`` ``(row, position)`` pairs to read (e.g. the end of each
                 turn's state in a whole dialogue: causal attention makes it the value of
                 that prefix alone); ``None``: each row's last real token.
+            position_ids: ``(batch, length)`` each token's position (branched rows);
+                ``None``: the backbone's own (``0, 1, ...`` on right-padded rows).
 
         Returns:
             ``(n, num_heads)`` (``n`` = batch without ``positions``).
 
         """
-        hidden = self.lm.base_model(input_ids=input_ids, attention_mask=attention_mask)
-        hidden = hidden.last_hidden_state
+        if attention_mask.dim() != 2 and (positions is None or position_ids is None):
+            raise ValueError("a 4-D attention mask needs positions and position_ids")
+        hidden = self.lm.base_model(
+            input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids
+        ).last_hidden_state
         if positions is None:
             rows = torch.arange(hidden.shape[0], device=hidden.device)
             columns = attention_mask.sum(dim=1) - 1

@@ -27,6 +27,8 @@ returns its result, which is what this calls; each also runs alone as
   and ours against its own pairs as two plain rows (the prompt read twice).
 - ``logprobs`` (logprob_memory): peak memory and time of scoring a multi-turn dialogue's
   turns, one packed row + chunked output head vs one row per turn + full logits.
+- ``critic`` (critic_speed): ArCHer critic steps/s with sampled actions for ``V``'s
+  target, read as branches of the dialogue's row vs as a plain row each.
 
     python -m benchmarks.speed.bench --scale quick --out runs/bench
 """
@@ -70,6 +72,7 @@ SCALES: dict[str, dict[str, dict[str, Any]]] = {
         "sampling": {"prompts": 4, "new_tokens": 4, "repeats": 1},
         "dpo": {"pairs": 4, "batch_size": 2},
         "logprobs": {"turns": 3, "tokens": 300},
+        "critic": {"trajectories": 2, "turns": 2, "tokens": 200, "samples": 2, "batch_size": 2},
     },
     # A few minutes on 2 idle CPU cores with the default model.
     "quick": {
@@ -80,6 +83,7 @@ SCALES: dict[str, dict[str, dict[str, Any]]] = {
         "sampling": {"prompts": 32, "batch_size": 32, "new_tokens": 32, "repeats": 2},
         "dpo": {"pairs": 4, "batch_size": 2},
         "logprobs": {"turns": 8, "tokens": 500},
+        "critic": {"trajectories": 4, "turns": 4, "tokens": 800, "samples": 1, "batch_size": 2},
     },
     # The budgets of the standalone scripts.
     "full": {
@@ -90,6 +94,7 @@ SCALES: dict[str, dict[str, dict[str, Any]]] = {
         "sampling": {"prompts": 64, "batch_size": 32, "new_tokens": 64, "repeats": 3},
         "dpo": {"pairs": 16, "batch_size": 4},
         "logprobs": {"turns": 8, "tokens": 3000},
+        "critic": {"trajectories": 8, "turns": 4, "tokens": 1500, "samples": 2, "batch_size": 4},
     },
 }
 """Each benchmark's keyword arguments to its module's ``run`` at each ``--scale``.
@@ -506,6 +511,34 @@ def _run_logprobs(
     return result, rows
 
 
+def _run_critic(
+    settings: dict[str, Any], raw_dir: Path, tiny: bool
+) -> tuple[dict[str, Any], list[Row]]:
+    from agents import DefaultModelNotInstalled
+    from benchmarks.speed import critic_speed
+
+    model = "tiny" if tiny else "default"
+    try:
+        result = critic_speed.run(**{**settings, "model": model}, out=raw_dir / "critic_speed.json")
+    except DefaultModelNotInstalled as err:
+        raise Skip(f"the default model is not installed: {err}") from None
+    used = result["settings"]
+    ours, plain = result["branches"], result["plain-rows"]
+    row = _row(
+        "critic",
+        "ArCHer critic steps/s, sampled actions for V's target",
+        Measure("branches of the dialogue's row", ours["steps_per_s"], "steps/s"),
+        Measure("a plain row per (state, sample)", plain["steps_per_s"], "steps/s"),
+        notes=f"{result['model']} ({result['dtype']}), {used['trajectories']} dialogues x "
+        f"{used['turns']} turns of ~{used['tokens']} tokens, {used['samples']} samples a "
+        f"turn, batch {used['batch_size']}, {ours['steps']} steps; the target's input "
+        f"tokens {ours['target_tokens']} vs {plain['target_tokens']}; critic losses equal to "
+        f"{critic_speed.TOLERANCE:g}: {result['losses_agree']} (largest difference "
+        f"{result['max_loss_difference']:g}); best of {used['repeats']} alternating rounds",
+    )
+    return result, [row]
+
+
 Runner = Callable[[dict[str, Any], Path, bool], tuple[dict[str, Any], list[Row]]]
 """Run one benchmark (its settings, the folder for its raw result, ``--tiny``) -> rows."""
 
@@ -517,6 +550,7 @@ BENCHMARKS: dict[str, tuple[Runner, str]] = {
     "sampling": (_run_sampling, "sampled generation tokens/s, one uniform draw vs multinomial"),
     "dpo": (_run_dpo, "DPO training tokens/s and peak memory vs TRL's DPOTrainer"),
     "logprobs": (_run_logprobs, "log-prob peak memory, packed dialogue vs a row per turn"),
+    "critic": (_run_critic, "ArCHer critic steps/s, sampled actions as branches vs rows"),
 }
 """Benchmark name -> (runner, what it compares), in the order they run."""
 

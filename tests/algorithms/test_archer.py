@@ -20,6 +20,7 @@ from algorithms import (
     encode_turns,
     turn_logprobs,
 )
+from algorithms.batches import CriticTrajectory, collate_critic_trajectories
 from algorithms.losses import sampled_value_targets
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn
 from tests.algorithms.conftest import FAST
@@ -268,9 +269,12 @@ def test_sampled_value_targets_average_the_min_q_over_samples() -> None:
         sampled_value_targets(torch.zeros(2, 2), torch.zeros(2, 3))
 
 
+@pytest.mark.parametrize("branched", [True, False], ids=["branches", "plain-rows"])
 def test_v_target_is_the_mean_min_q_of_actions_sampled_from_the_policy(
-    tiny_policy, monkeypatch
+    tiny_policy, monkeypatch, branched
 ) -> None:
+    if not branched:  # a critic whose attention takes no branch mask
+        monkeypatch.setattr("algorithms.archer.branch_rows_supported", lambda model: False)
     buffer = TrajectoryBuffer(
         [
             _trajectory("a", [("Which name?", "solve"), ("I WANT TO ANSWER: x", "")], [0.0, 1.0]),
@@ -321,6 +325,73 @@ def test_v_target_is_the_mean_min_q_of_actions_sampled_from_the_policy(
         float(((v - at_buffer_action) ** 2).mean()), abs=1e-5
     )
     assert calls == []
+
+
+def test_sampled_actions_read_as_branches_score_as_their_own_rows(tiny_policy) -> None:
+    """The target's one branched pass reads what the dialogue pass and one row per sample read."""
+    buffer = TrajectoryBuffer(
+        [
+            _trajectory(
+                "a", [("Which name?", "solve"), ("Any limits?", "no"), ("Done", "")], [0, 0, 1]
+            ),
+            _trajectory("b", [("Inputs?", "ints"), ("I WANT TO ANSWER: y", "")], [0.0, 1.0]),
+            _trajectory("c", [("I WANT TO ANSWER: z", "")], [0.0]),
+        ]
+    )
+    tiny_policy.system_prompt = "Write Python functions."  # short texts: a fast test
+    archer = ArCHer(tiny_policy, **FAST)
+    archer.critic_values(buffer)  # builds the critic
+    states = archer.critic_inputs(buffer)
+    # Trajectory b's chat rewrites its history (its second state shows another first
+    # action), so it is read one row per turn, branches and all.
+    states[4] = states[4].replace("Inputs?", "Which inputs?")
+    # Different lengths per sample and turn; one empty action (its end token alone).
+    sampled = [(f"Is {t} an int?", "x" * (3 * t), "") for t in range(len(states))]
+    lengths = [len(t.turns) for t in buffer]
+    items, start = [], 0
+    for trajectory, length in zip(buffer, lengths):
+        turns = range(start, start + length)
+        items.append(
+            CriticTrajectory(
+                states=tuple(states[t] for t in turns),
+                actions=tuple(turn.action for turn in trajectory.turns),
+                rewards=tuple(float(turn.reward) for turn in trajectory.turns),
+                dones=tuple(turn.done for turn in trajectory.turns),
+                value_actions=tuple(sampled[t] for t in turns),
+            )
+        )
+        start += length
+
+    def collate(branched: bool):
+        return collate_critic_trajectories(
+            archer.encode_dialogues,
+            archer.encode,
+            branch_value_actions=branched,
+        )(items)
+
+    branched, plain = collate(True), collate(False)
+    assert branched.branched is not None and not branched.value_actions
+    assert plain.branched is None and len(plain.value_actions) == 3
+    assert len(branched.tokens) == 4  # a and c packed, b one row per turn
+    # The states are read once: fewer tokens than the dialogues plus a row per sample.
+    plain_tokens = sum(int(t.attention_mask.sum()) for t in (plain.tokens, *plain.value_actions))
+    assert int((branched.branched.branch >= 0).sum()) < 0.6 * plain_tokens
+    with torch.no_grad():
+        got, expected = (
+            branched.read_with_value_actions(archer.critic),
+            plain.read_with_value_actions(archer.critic),
+        )
+    assert got[2].shape == expected[2].shape == (6, 3, 3)
+    for mine, theirs in zip(got, expected):
+        torch.testing.assert_close(mine, theirs, rtol=0, atol=1e-5)
+    assert not torch.allclose(got[2][:, 0], got[2][:, 1], atol=1e-3)  # samples read apart
+    # And the same as one unpadded row of each (state, sampled action) alone.
+    for turn, (state, item_actions) in enumerate(zip(states, sampled)):
+        for k, action in enumerate(item_actions):
+            row = archer.encode([state], [action])
+            with torch.no_grad():
+                alone = archer.critic(row.input_ids, row.attention_mask)[0]
+            torch.testing.assert_close(got[2][turn, k], alone, rtol=0, atol=1e-5)
 
 
 def test_actor_loss_is_a_token_mean_of_advantage_weighted_log_probs() -> None:

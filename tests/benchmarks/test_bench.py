@@ -43,7 +43,7 @@ def test_the_whole_report_runs_with_a_tiny_model(tmp_path, capsys):
 
     by_name = {row["name"]: row for row in report["rows"]}
     assert {row["benchmark"] for row in report["rows"]} == set(bench.BENCHMARKS)
-    expected_ok = ["sandbox", "env", "rollout", "sampling", "logprobs"]
+    expected_ok = ["sandbox", "env", "rollout", "sampling", "logprobs", "critic"]
     if _renderer_ready():
         expected_ok.append("render")
     if importlib.util.find_spec("trl") is not None:
@@ -100,6 +100,8 @@ def test_the_whole_report_runs_with_a_tiny_model(tmp_path, capsys):
     results = report["results"]
     assert json.loads((tmp_path / "raw" / "logprob_memory.json").read_text()) == results["logprobs"]
     _check_logprob_memory(results["logprobs"], turns=bench.SCALES["smoke"]["logprobs"]["turns"])
+    assert json.loads((tmp_path / "raw" / "critic_speed.json").read_text()) == results["critic"]
+    _check_critic_speed(results["critic"])
     if "dpo" in expected_ok:
         assert json.loads((tmp_path / "raw" / "dpo_speed.json").read_text()) == results["dpo"]
         _check_dpo_speed(results["dpo"])
@@ -122,6 +124,20 @@ def _check_logprob_memory(result: dict, turns: int) -> None:
         assert compared["ratio_peak_memory"] is None or compared["ratio_peak_memory"] > 0
     assert result["equal_within_tolerance"]
     assert result["settings"]["memory_limit_gb"] > 0  # the default guard is on
+
+
+def _check_critic_speed(result: dict) -> None:
+    """Both sides trained the same critic on the same samples; branches read fewer tokens."""
+    settings = result["settings"]
+    ours, plain = result["branches"], result["plain-rows"]
+    steps = settings["trajectories"] // settings["batch_size"]
+    assert ours["steps"] == plain["steps"] == len(ours["critic_losses"]) == steps
+    assert result["losses_agree"] and result["max_loss_difference"] <= 1e-3
+    assert ours["critic_losses"] == pytest.approx(plain["critic_losses"], abs=1e-3)
+    assert 0 < ours["target_tokens"] < plain["target_tokens"]
+    assert result["ratio_steps_per_s"] == pytest.approx(
+        ours["steps_per_s"] / plain["steps_per_s"], rel=1e-2
+    )
 
 
 def _check_dpo_speed(result: dict) -> None:
@@ -200,6 +216,7 @@ _MODULES = {
     "sampling": "sampling_speed",
     "dpo": "dpo_speed",
     "logprobs": "logprob_memory",
+    "critic": "critic_speed",
 }
 
 
