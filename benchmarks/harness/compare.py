@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import sweetrl_gym  # noqa: F401 - registers the environments
-from benchmarks.harness.experiment_config import ComparisonConfig
+from benchmarks.harness.experiment_config import ComparisonConfig, EnvConfig
 from benchmarks.harness.folder_lock import folder_lock
 from benchmarks.harness.outcomes import episode_outcomes
 from benchmarks.harness.policies import (
@@ -200,7 +200,9 @@ def build_simulator(config: ComparisonConfig) -> Any:
         settings["prompt"] = read_official_prompt(env.simulator_prompt_file, kind)
     if env.simulator_max_tokens:
         settings["max_tokens"] = env.simulator_max_tokens
-    client = ChatClient(env.simulator_base_url, env.simulator_model)
+    client = ChatClient(
+        env.simulator_base_url, env.simulator_model, timeout_s=env.simulator_timeout_s
+    )
     return (OpenAIVisionSimulator if frontend else OpenAISimulator)(client, **settings)
 
 
@@ -964,7 +966,8 @@ def _claim(out: Path, record: Mapping[str, Any]) -> bool:
     A config that only adds methods to ``methods.run`` resumes the run: what is done
     stays, the new methods are fitted from the same buffer and evaluated on the same
     tasks. So does one that turns gradient checkpointing on or off (the memory a fit
-    takes, not what it computes). A folder written before a setting existed resumes too
+    takes, not what it computes) or gives the simulated human's server more time
+    (``env.simulator_timeout_s``). A folder written before a setting existed resumes too
     when the setting is at its default (:func:`_with_new_defaults`). Every process checks
     before the main process writes, so all refuse or none does.
 
@@ -1040,14 +1043,27 @@ def _resumable_change(stored: Mapping[str, Any], current: Mapping[str, Any]) -> 
     Methods only added to ``methods.run`` (none removed); run-only settings: the training
     settings that change how or in how much memory a fit runs, not what it computes
     (``TrainingConfig.RUN_ONLY_SETTINGS``: a run killed for memory resumes with gradient
-    checkpointing on).
+    checkpointing on), and ``EnvConfig.RUN_ONLY_SETTINGS`` (a human whose server timed
+    out resumes with a longer wait).
     """
     from algorithms import TrainingConfig
 
     before, after = stored["methods"]["run"], current["methods"]["run"]
-    training = dict(stored.get("training", {}))
-    for key in TrainingConfig.RUN_ONLY_SETTINGS:
-        if key in current.get("training", {}):
-            training[key] = current["training"][key]
-    same_rest = {**stored, "methods": {**stored["methods"], "run": after}, "training": training}
+    same_rest = {
+        **stored,
+        "methods": {**stored["methods"], "run": after},
+        "training": _with_run_only(stored, current, "training", TrainingConfig),
+        "env": _with_run_only(stored, current, "env", EnvConfig),
+    }
     return set(before) <= set(after) and same_rest == current
+
+
+def _with_run_only(
+    stored: Mapping[str, Any], current: Mapping[str, Any], section: str, settings: Any
+) -> dict[str, Any]:
+    """Return ``stored``'s section with ``current``'s values of its run-only settings."""
+    merged = dict(stored.get(section, {}))
+    for key in settings.RUN_ONLY_SETTINGS:
+        if key in current.get(section, {}):
+            merged[key] = current[section][key]
+    return merged

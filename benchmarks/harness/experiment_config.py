@@ -215,6 +215,9 @@ class EnvConfig(_Settings):
     """``[env]``: the environment, its tasks and its simulated human."""
 
     SECTION: ClassVar[str] = "env"
+    RUN_ONLY_SETTINGS: ClassVar[tuple[str, ...]] = ("simulator_timeout_s",)
+    """Settings that change how long a run waits, not what it computes: a run resumes
+    with another value."""
 
     id: str = "ColBench-Backend-v0"
     """The registered environment: ``ColBench-Backend-v0`` or ``ColBench-Frontend-v0``."""
@@ -237,6 +240,10 @@ class EnvConfig(_Settings):
     simulator_on_error: str = "raise"
     """A failed human: ``"raise"`` (no data point) or ``"no_response"`` (the official
     code's: the human says "No response." and the episode goes on)."""
+    simulator_timeout_s: float = 60.0
+    """Seconds the ``"openai"`` human's client waits on its server before it retries. A
+    server that answers one request at a time queues every env's: give it the time
+    ``num_envs`` replies take. Changing it resumes a run (it changes no reply)."""
     tasks: str = "bundled"
     """The training tasks: ``"bundled"``, or the official JSONL of the training tasks."""
     test_tasks: str = ""
@@ -296,6 +303,10 @@ class EnvConfig(_Settings):
             raise ConfigError("env.simulator_on_error must be 'raise' or 'no_response'")
         if self.simulator_max_tokens < 0:
             raise ConfigError("env.simulator_max_tokens must be >= 0 (0: the format's own)")
+        if not self.simulator_timeout_s > 0:
+            raise ConfigError(
+                f"env.simulator_timeout_s must be > 0 seconds, got {self.simulator_timeout_s!r}"
+            )
         changed = prompt_format != "ours" or prompt_file or self.simulator_max_tokens
         if self.simulator != "openai" and (changed or self.simulator_on_error != "raise"):
             raise ConfigError(

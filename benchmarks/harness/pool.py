@@ -320,8 +320,9 @@ def _check_same_config(dirs: Sequence[Path], results: Sequence[Mapping[str, Any]
     Which methods a run ran (``methods.run``) may differ too: a seed added later with
     fewer methods pools on the methods every run evaluated. Run-only settings
     (``TrainingConfig.RUN_ONLY_SETTINGS``: e.g. gradient checkpointing, which a seed
-    killed for memory resumes with) change how a fit runs, not what it computes, as when
-    a comparison resumes.
+    killed for memory resumes with; ``EnvConfig.RUN_ONLY_SETTINGS``: the wait on the
+    human's server) change how a run runs, not what it computes, as when a comparison
+    resumes.
     """
     first = _computed_config(results[0]["config"])
     for directory, result in zip(dirs[1:], results[1:]):
@@ -337,16 +338,18 @@ def _check_same_config(dirs: Sequence[Path], results: Sequence[Mapping[str, Any]
 def _computed_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """Return ``config`` without its seed, the methods it ran and run-only settings."""
     from algorithms import TrainingConfig
+    from benchmarks.harness.experiment_config import EnvConfig
 
     kept = {key: value for key, value in config.items() if key != "seed"}
     if isinstance(kept.get("methods"), Mapping):  # which ran, not how each is computed
         kept["methods"] = {key: value for key, value in kept["methods"].items() if key != "run"}
-    if isinstance(kept.get("training"), Mapping):
-        kept["training"] = {
-            key: value
-            for key, value in kept["training"].items()
-            if key not in TrainingConfig.RUN_ONLY_SETTINGS
-        }
+    for section, settings in (("training", TrainingConfig), ("env", EnvConfig)):
+        if isinstance(kept.get(section), Mapping):
+            kept[section] = {
+                key: value
+                for key, value in kept[section].items()
+                if key not in settings.RUN_ONLY_SETTINGS
+            }
     return kept
 
 

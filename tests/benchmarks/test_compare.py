@@ -270,6 +270,12 @@ def test_a_finished_comparison_takes_more_methods_without_redoing_any(tmp_path):
     assert main([*command, "--methods", "rft,mt-dpo", *run_only]) == 0
     assert (out / "methods" / "rft" / "fit.json").stat().st_mtime_ns == fitted
     assert main([*command, "--methods", "rft,mt-dpo", "--set", "training.num_epochs=2"]) != 0
+    # So does a longer wait on the simulated human's server (it changes no reply).
+    stored = json.loads((out / "config.json").read_text())
+    stored["env"]["simulator_timeout_s"] = 5.0
+    (out / "config.json").write_text(json.dumps(stored))
+    assert main([*command, "--methods", "rft,mt-dpo", *run_only]) == 0
+    assert json.loads((out / "config.json").read_text())["env"]["simulator_timeout_s"] == 60.0
     stored["env"]["max_turns"] = 3  # a setting that differs is still another config
     (out / "config.json").write_text(json.dumps(stored))
     assert main([*command, "--methods", "rft,mt-dpo"]) != 0

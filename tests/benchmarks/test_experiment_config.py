@@ -40,6 +40,7 @@ RECORDED_DEFAULTS = {
         "simulator_prompt_file": "",
         "simulator_max_tokens": 0,
         "simulator_on_error": "raise",
+        "simulator_timeout_s": 60.0,
         "tasks": "bundled",
         "test_tasks": "",
         "difficulty": [],

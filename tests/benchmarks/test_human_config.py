@@ -50,10 +50,13 @@ def test_the_config_selects_the_official_human(prompt_file, tmp_path):
     assert isinstance(simulator, OpenAISimulator) and simulator.prompt_format == "official"
     assert (simulator.prompt, simulator.max_tokens, simulator.on_error) == (TEMPLATE, 4096, "raise")
     more = ["env.simulator_max_tokens=300", "env.simulator_on_error=no_response"]
+    more.append("env.simulator_timeout_s=600")
     simulator = build_simulator(load_config("smoke", human(url, *official(prompt_file), *more)))
     assert (simulator.max_tokens, simulator.on_error) == (300, "no_response")
+    assert simulator.client.timeout_s == 600.0  # a serial server queues every env's request
     ours = build_simulator(load_config("smoke", human(url)))
     assert (ours.prompt_format, ours.max_tokens) == ("ours", 256)  # the default is unchanged
+    assert ours.client.timeout_s == 60.0
     html = tmp_path / "human_simulator_html_prompt.txt"
     html.write_text("Compare the two designs.\n", encoding="utf-8")
     frontend = build_simulator(load_config("frontend-smoke", human(url, *official(html))))
@@ -71,6 +74,7 @@ URL = "http://127.0.0.1:8000/v1"
         ("smoke", human(URL, "env.simulator_prompt_file=x.txt"), "only with env.simulator_prompt"),
         ("smoke", human(URL, "env.simulator_prompt_format=paper"), "must be one of"),
         ("smoke", human(URL, "env.simulator_on_error=ignore"), "simulator_on_error must be"),
+        ("smoke", human(URL, "env.simulator_timeout_s=0"), "simulator_timeout_s must be > 0"),
         ("smoke", ["env.simulator_max_tokens=100"], r"env\.simulator = 'openai'"),  # offline
     ],
 )
