@@ -249,15 +249,13 @@ def run(
         from agents import load_default_model
 
         lm, tokenizer = load_default_model(device="cpu")
-    start_state = {k: v.clone() for k, v in lm.state_dict().items()}
     probe = TransformersAgent(lm, tokenizer, device="cpu")
     buffer = make_trajectories(probe, trajectories, turns, tokens, seed)
     settings = {**counts, "gradient_checkpointing": gradient_checkpointing}
 
     def policy() -> Any:
-        fresh = clone_model(lm)
-        fresh.load_state_dict(start_state)
-        agent = TransformersAgent(fresh, tokenizer, device="cpu", seed=0)
+        # A fresh copy a fit: fit_critic trains a critic cloned from it, never ``lm``.
+        agent = TransformersAgent(clone_model(lm), tokenizer, device="cpu", seed=0)
         formatted = agent.format_prompts([turn.messages for t in buffer for turn in t.turns])
         canned = _sampled_actions(formatted, samples, seed)
 
