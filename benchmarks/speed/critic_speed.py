@@ -34,61 +34,23 @@ from benchmarks.speed.output import (
     run_from_command_line,
     write_result,
 )
+from benchmarks.speed.synthetic import (
+    FUNCTION_NAMES,
+    MODELS,
+    chats,
+    code_answer,
+    grow_dialogue,
+    load_model,
+    question,
+)
 
 __all__ = ["MODELS", "SIDES", "main", "make_trajectories", "run"]
 
 _RESULTS = DEFAULT_DIR / "critic_speed.json"
-MODELS = ("tiny", "default")
-"""A tiny random-init model, or the default model (SmolLM2-135M, embedded)."""
 SIDES = ("branches", "plain-rows")
 """Sampled actions read as branches of the dialogue's row (ours), or as rows of their own."""
 TOLERANCE = 1e-3
 """Largest difference of the two sides' logged critic losses (fp32 in other shapes)."""
-
-_NAMES = "total_price late_fee bucket_ages rank_players merge_orders parse_log".split()
-_THINGS = (
-    "the discount|an empty list|negative amounts|the tax rate|duplicate names|the bonus|"
-    "the threshold|late orders|the first letter|the return value"
-).split("|")
-_RULES = (
-    "rounds to two decimals|is capped at 100|counts twice|is ignored|sorts descending|"
-    "raises ValueError|is a percentage|applies before tax"
-).split("|")
-
-
-def _sentence(rng: random.Random) -> str:
-    return f"{rng.choice(_THINGS).capitalize()} {rng.choice(_RULES)}."
-
-
-def _question(rng: random.Random) -> str:
-    return f"What should happen with {rng.choice(_THINGS)}? Does it {rng.choice(_RULES)}?"
-
-
-def _answer(rng: random.Random) -> str:
-    name = rng.choice(_NAMES)
-    body = [f"def {name}(items, rate=0.1):", "    total = 0.0"]
-    for _ in range(rng.randint(2, 5)):
-        body.append(
-            f"    total += sum(x * {rng.randint(2, 9)} for x in items if x > {rng.randint(0, 9)})"
-        )
-    return "I WANT TO ANSWER:\n" + "\n".join([*body, "    return round(total * (1 - rate), 2)"])
-
-
-def _chats(users: list[str], actions: list[str]) -> list[list[dict[str, str]]]:
-    """Each turn's messages: the human's so far and the agent's earlier replies."""
-    built, messages = [], []
-    for user, action in zip(users, actions):
-        messages.append({"role": "user", "content": user})
-        built.append(list(messages))
-        messages.append({"role": "assistant", "content": action})
-    return built
-
-
-def _length(agent: Any, users: list[str], actions: list[str]) -> int:
-    """Tokens of the last turn's prompt, its action and the end token."""
-    prompt = agent.format_prompts([_chats(users, actions)[-1]])[0]
-    ids = agent.tokenizer([prompt, actions[-1]], add_special_tokens=False)["input_ids"]
-    return len(ids[0]) + len(ids[1]) + 1
 
 
 def make_trajectories(agent: Any, count: int, turns: int, tokens: int, seed: int = 0) -> list:
@@ -104,24 +66,20 @@ def make_trajectories(agent: Any, count: int, turns: int, tokens: int, seed: int
     rng = random.Random(seed)
     trajectories = []
     for index in range(count):
-        users = [f"I need a Python function. {_sentence(rng)}"]
-        users += [_sentence(rng) for _ in range(turns - 1)]
-        actions = [_question(rng) for _ in range(turns - 1)] + [_answer(rng)]
-        grow = 0
-        while _length(agent, users, actions) < tokens:
-            users[grow % turns] += " " + _sentence(rng)
-            grow += 1
+        users, actions = grow_dialogue(agent, turns, tokens, rng)
         reward = float(index % 2 == 0)
-        chats = _chats(users, actions)
+        turn_chats = chats(users, actions)
         steps = [
             Turn(messages=chat, action=action, reward=reward if last else 0.0, done=last)
-            for chat, action, last in zip(chats, actions, [t == turns - 1 for t in range(turns)])
+            for chat, action, last in zip(
+                turn_chats, actions, [t == turns - 1 for t in range(turns)]
+            )
         ]
         trajectories.append(
             Trajectory(
                 task_id=f"bench-{index}",
                 turns=steps,
-                messages=[*chats[-1], {"role": "assistant", "content": actions[-1]}],
+                messages=[*turn_chats[-1], {"role": "assistant", "content": actions[-1]}],
                 reward=reward,
                 success=reward == 1.0,
                 answer=actions[-1],
@@ -134,7 +92,10 @@ def _sampled_actions(prompts: list[str], samples: int, seed: int) -> dict[str, l
     """Return fixed samples per prompt: alternately a question and a code answer."""
     rng = random.Random(seed)
     return {
-        prompt: [_question(rng) if (i + k) % 2 else _answer(rng) for k in range(samples)]
+        prompt: [
+            question(rng) if (i + k) % 2 else code_answer(rng, rng.choice(FUNCTION_NAMES))
+            for k in range(samples)
+        ]
         for i, prompt in enumerate(prompts)
     }
 
@@ -241,14 +202,7 @@ def run(
     from agents import TransformersAgent
     from algorithms.models import clone_model
 
-    if model == "tiny":
-        from agents.tiny_model import make_tiny_lm
-
-        lm, tokenizer = make_tiny_lm(seed=0)
-    else:
-        from agents import load_default_model
-
-        lm, tokenizer = load_default_model(device="cpu")
+    lm, tokenizer = load_model(model)
     probe = TransformersAgent(lm, tokenizer, device="cpu")
     buffer = make_trajectories(probe, trajectories, turns, tokens, seed)
     settings = {**counts, "gradient_checkpointing": gradient_checkpointing}

@@ -38,7 +38,15 @@ from typing import Any
 from algorithms.pairs import TurnPair
 from benchmarks.machine import describe_machine
 from benchmarks.speed.output import DEFAULT_DIR, print_result, write_result
-from sweetrl_gym.lm import CausalLM, Tokenizer
+from benchmarks.speed.synthetic import (
+    FUNCTION_NAMES,
+    MODELS,
+    code_answer,
+    load_model,
+    question,
+    sentence,
+)
+from sweetrl_gym.lm import CausalLM
 
 _RESULTS = DEFAULT_DIR / "dpo_speed.json"
 _INSTALL_HINT = 'pip install "sweetrl-gym[bench]"'
@@ -47,58 +55,22 @@ SIDES = ("ours", "ours-plain", "trl")
 
 # -- 1. Synthetic pairs: a ColBench-like backend dialogue and two different replies --------
 
-_FUNCTIONS = (
-    "compute_discount grade_student parse_log_line merge_orders rank_players normalize_scores "
-    "bucket_ages estimate_shipping"
-).split()
-_SUBJECTS = (
-    "the total price|each score|the list of orders|the user's age|the threshold|an empty input|"
-    "the return value|the bonus points|duplicate entries|negative numbers|the tax rate|"
-    "the final dictionary"
-).split("|")
-_VERBS = "rounds sorts filters groups clips sums counts checks".split()
-_DETAILS = (
-    "to two decimal places|in descending order|by the first letter|when it is above 100|"
-    "only if the flag is set|as a percentage|and ignores None values|before applying the discount"
-).split("|")
-
-
-def _sentence(rng: random.Random) -> str:
-    return (
-        f"It {rng.choice(_VERBS)} {rng.choice(_SUBJECTS)} {rng.choice(_DETAILS)}, "
-        f"then {rng.choice(_VERBS)} {rng.choice(_SUBJECTS)} {rng.choice(_DETAILS)}."
-    )
-
-
-def _question(rng: random.Random) -> str:
-    return (
-        f"What should happen with {rng.choice(_SUBJECTS)}? Should it be handled "
-        f"{rng.choice(_DETAILS)}, or {rng.choice(_DETAILS)}?"
-    )
-
-
-def _code(rng: random.Random, name: str) -> str:
-    lines = [f"def {name}(values, threshold=10, bonus=0):", "    result = []"]
-    for i in range(rng.randint(2, 6)):
-        lines += [f"    if values[{i}] > threshold:", f"        result.append(values[{i}] + bonus)"]
-    return "I WANT TO ANSWER:\n" + "\n".join([*lines, "    return result"])
-
 
 def synthetic_pairs(count: int, seed: int = 0) -> list[TurnPair]:
     """Return ``count`` deterministic turn pairs: a 1-4 exchange dialogue, then two replies."""
     rng = random.Random(seed)
     pairs = []
     for _ in range(count):
-        name = rng.choice(_FUNCTIONS)
+        name = rng.choice(FUNCTION_NAMES)
         task = f"I need a Python function `{name}`. " + " ".join(
-            _sentence(rng) for _ in range(rng.randint(1, 3))
+            sentence(rng) for _ in range(rng.randint(1, 3))
         )
         messages = [{"role": "user", "content": task}]
         for _ in range(rng.randint(0, 3)):
-            messages.append({"role": "assistant", "content": _question(rng)})
-            answer = " ".join(_sentence(rng) for _ in range(rng.randint(1, 2)))
+            messages.append({"role": "assistant", "content": question(rng)})
+            answer = " ".join(sentence(rng) for _ in range(rng.randint(1, 2)))
             messages.append({"role": "user", "content": answer})
-        chosen, rejected = _question(rng), _code(rng, name)
+        chosen, rejected = question(rng), code_answer(rng, name)
         if rng.random() < 0.5:  # neither side is always the longer one
             chosen, rejected = rejected, chosen
         pairs.append(TurnPair(messages=tuple(messages), chosen=chosen, rejected=rejected))
@@ -226,16 +198,6 @@ class _Meter:
     def close(self) -> None:
         for handle in self._handles:
             handle.remove()
-
-
-def _load_model(name: str, device: str) -> tuple[CausalLM, Tokenizer]:
-    if name == "tiny":
-        from agents.tiny_model import make_tiny_lm
-
-        return make_tiny_lm(seed=0)
-    from agents import load_default_model
-
-    return load_default_model(device=device)
 
 
 def _peak_memory_mb(device: str) -> float:
@@ -367,7 +329,7 @@ def run_side(side: str, settings: dict[str, Any]) -> dict[str, Any]:
         import algorithms.base
 
         algorithms.base.branch_rows_supported = lambda model: False
-    model, tokenizer = _load_model(settings["model"], device)
+    model, tokenizer = load_model(settings["model"], device)
     policy = TransformersAgent(model, tokenizer, device=device)
     pairs = synthetic_pairs(settings["pairs"], settings["seed"])
     pairs = fit_pairs(pairs, policy, settings["max_length"])
@@ -523,8 +485,6 @@ def _notes(ours: dict[str, Any], plain: dict[str, Any], trl: dict[str, Any]) -> 
     return notes
 
 
-MODELS = ("tiny", "default")
-"""The models the benchmark can train: a tiny random-init one, or the default model."""
 MIXED_PRECISION = ("no", "bf16", "fp16", "auto")
 
 

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchmarks.speed.output import DEFAULT_DIR, run_from_command_line, write_result
+from benchmarks.speed.synthetic import MODELS, chats, grow_dialogue, load_model
 
 if TYPE_CHECKING:
     from sweetrl_gym.lm import CausalLM, Tokenizer
@@ -60,66 +61,15 @@ MEMORY_TARGET = 0.5
 
 # -- 1. A deterministic ColBench-like dialogue ---------------------------------------------
 
-_NAMES = "shipping_cost late_fee grade_report bonus_points loyalty_discount".split()
-_THINGS = (
-    "the order total|the weight in kilograms|each late day|the grace period|the bonus|"
-    "an empty list|negative amounts|the rounding|the return value|the member level"
-).split("|")
-_RULES = (
-    "is capped at 50 dollars|rounds to two decimals|counts only after the third day|"
-    "doubles for premium members|is ignored when zero|applies before the tax|"
-    "is returned as a float|raises a ValueError"
-).split("|")
-
-
-def _sentence(rng: random.Random) -> str:
-    return f"{rng.choice(_THINGS).capitalize()} {rng.choice(_RULES)}."
-
-
-def _question(rng: random.Random) -> str:
-    return f"What should happen with {rng.choice(_THINGS)}? Does it {rng.choice(_RULES)}?"
-
-
-def _answer(rng: random.Random, name: str) -> str:
-    body = [f"def {name}(total, weight, days=0, member=False):", "    cost = 0.0"]
-    for _ in range(rng.randint(3, 6)):
-        body += [
-            f"    if days > {rng.randint(1, 9)}:",
-            f"        cost += {rng.randint(1, 99)} / 100",
-        ]
-    return "I WANT TO ANSWER:\n" + "\n".join([*body, "    return round(cost, 2)"])
-
 
 def make_dialogue(agent: Any, turns: int, tokens: int, seed: int = 0) -> tuple[list, list]:
     """Return ``(prompts, actions)`` of a ``turns``-turn dialogue of about ``tokens`` tokens.
 
-    The user's messages grow a sentence at a time (round robin) until the last prompt,
-    its action and the end token reach ``tokens``; the agent asks ``turns - 1``
-    questions, then answers with code.
+    The dialogue of :func:`benchmarks.speed.synthetic.grow_dialogue`, each turn's prompt
+    formatted with ``agent``'s chat template and system prompt.
     """
-    rng = random.Random(seed)
-    name = rng.choice(_NAMES)
-    users = [f"I need a Python function `{name}`. {_sentence(rng)}"]
-    users += [_sentence(rng) for _ in range(turns - 1)]
-    actions = [_question(rng) for _ in range(turns - 1)] + [_answer(rng, name)]
-
-    def prompts() -> list[str]:
-        chats, messages = [], []
-        for user, action in zip(users, actions):
-            messages.append({"role": "user", "content": user})
-            chats.append(list(messages))
-            messages.append({"role": "assistant", "content": action})
-        return agent.format_prompts(chats)
-
-    def length() -> int:
-        ids = agent.tokenizer([prompts()[-1], actions[-1]], add_special_tokens=False)["input_ids"]
-        return len(ids[0]) + len(ids[1]) + 1
-
-    grow = 0
-    while length() < tokens:
-        users[grow % turns] += " " + _sentence(rng)
-        grow += 1
-    return prompts(), actions
+    users, actions = grow_dialogue(agent, turns, tokens, random.Random(seed))
+    return agent.format_prompts(chats(users, actions)), actions
 
 
 # -- 2. The two implementations -------------------------------------------------------------
@@ -200,17 +150,6 @@ class _PeakMemory:
         return (_status_kib("VmHWM") * 1024 - self.base) / 2**20
 
 
-def _load_model(name: str, device: str) -> tuple[CausalLM, Tokenizer]:
-    if name == "tiny":
-        from agents.tiny_model import make_tiny_lm
-
-        model, tokenizer = make_tiny_lm(seed=0)
-        return model.to(device), tokenizer
-    from agents import load_default_model
-
-    return load_default_model(device=device)
-
-
 def run_variant(variant: str, settings: dict[str, Any]) -> dict[str, Any]:
     """Measure one variant in this (fresh) process; returns a JSON-able dict."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -227,7 +166,7 @@ def run_variant(variant: str, settings: dict[str, Any]) -> dict[str, Any]:
     if settings["threads"]:
         torch.set_num_threads(settings["threads"])
     device = settings["device"]
-    model, tokenizer = _load_model(settings["model"], device)
+    model, tokenizer = load_model(settings["model"], device)
     agent = TransformersAgent(model, tokenizer, device=device)
     prompts, actions = make_dialogue(agent, settings["turns"], settings["tokens"], settings["seed"])
     score = _old_turn_logprobs if variant.startswith("old") else _new_turn_logprobs
@@ -360,10 +299,6 @@ def _compare(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
         "equal": max(means, sums) <= TOLERANCE,
         "meets_memory_target": old["peak_memory_mb"] > 0 and ratio <= MEMORY_TARGET,
     }
-
-
-MODELS = ("tiny", "default")
-"""The models the benchmark can score with: a tiny random-init one, or the default model."""
 
 
 def run(
