@@ -674,7 +674,9 @@ def _parse(
         raise FileNotFoundError(f"no trajectory file at {path}")
     try:
         with _open_text(path, "r") as file:
-            lines = file.read().splitlines()
+            # Iterate, not splitlines(): that also splits on U+2028, U+0085 and the
+            # like, which json.dumps(ensure_ascii=False) leaves raw inside strings.
+            lines = list(file)
     except (UnicodeDecodeError, gzip.BadGzipFile, EOFError, zlib.error) as exc:
         raise TrajectoryFormatError(f"{path}: not a UTF-8 JSONL trajectory file ({exc})") from exc
     out = []

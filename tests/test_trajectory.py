@@ -58,6 +58,26 @@ def test_save_load_round_trip(collected, tmp_path):
         assert json.loads(file.readline())["format"] == "sweetrl-gym/trajectory/v1"
 
 
+class SeparatorOracle(OracleAgent):
+    """The oracle, its questions carrying the Unicode line separators models emit."""
+
+    def act(self, batch, references):
+        actions = super().act(batch, references)
+        return [a if "I WANT TO ANSWER" in a else f"{a}\u2028\u2029\x85" for a in actions]
+
+
+def test_unicode_line_separators_in_text_round_trip(small_tasks, tmp_path):
+    import gymnasium as gym
+
+    env = gym.make("ColBench-Backend-v0", tasks=small_tasks)
+    buffer = collect(env, SeparatorOracle(), 2, progress=False)
+    assert any("\u2028" in turn.action for t in buffer for turn in t.turns)
+    for name in ("buffer.jsonl", "buffer.jsonl.gz"):
+        assert TrajectoryBuffer.load(buffer.save(tmp_path / name)) == buffer
+    official = buffer.to_official_jsonl(tmp_path / "official.jsonl")
+    assert len(TrajectoryBuffer.from_official_jsonl(official)) == len(buffer)
+
+
 def test_official_export_round_trip(collected, tmp_path):
     path = collected.to_official_jsonl(tmp_path / "official.jsonl")
     records = [json.loads(line) for line in path.read_text().splitlines()]

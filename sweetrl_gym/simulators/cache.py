@@ -129,7 +129,7 @@ class CachedSimulator:
     def _load(self, path: Path) -> None:
         drop_truncated_tail(path)  # a crash cut the last record short
         data = path.read_bytes()
-        for number, line in enumerate(data.decode("utf-8").splitlines(), start=1):
+        for number, line in enumerate(data.decode("utf-8").split("\n"), start=1):
             if not line.strip():
                 continue
             try:

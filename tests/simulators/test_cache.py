@@ -64,6 +64,21 @@ def test_truncated_tail_is_dropped_and_recording_continues(small_tasks, tmp_path
     assert [r["task_id"] for r in records] == [small_tasks[0].task_id, small_tasks[1].task_id]
 
 
+class SeparatorSimulator(RuleBasedSimulator):
+    """The rule-based human, its replies carrying Unicode line separators."""
+
+    def reply(self, task, messages):
+        return super().reply(task, messages) + "\u2028 and \x85 then \u2029"
+
+
+def test_replies_with_unicode_line_separators_reload(small_tasks, tmp_path):
+    path = tmp_path / "human.jsonl"
+    first = play(small_tasks, CachedSimulator(SeparatorSimulator(), path), episodes=2)
+    replayer = CachedSimulator(SeparatorSimulator(), path, replay=True)
+    assert play(small_tasks, replayer, episodes=2) == first
+    assert replayer.misses == 0 and replayer.hits > 0
+
+
 def test_bad_arguments_and_files(tmp_path):
     with pytest.raises(TypeError, match="Simulator"):
         CachedSimulator(object())
