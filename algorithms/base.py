@@ -96,6 +96,8 @@ class Algorithm(ABC):
         metrics: The final metrics of the last ``fit``.
         stopped: Whether a callback stopped the last ``fit`` early.
         history: ``(step, key, value)`` of every metric logged by the last ``fit``.
+        fit_seconds: How long the last ``fit`` took, over every launch of a resumed run
+            (each launch counted up to its last saved stage, checkpoint or stored result).
 
     Raises:
         TypeError: If ``policy`` is not a ``TransformersAgent``, ``config`` is of another
@@ -204,6 +206,7 @@ class Algorithm(ABC):
         self.metrics: dict[str, float] = {}
         self.stopped = False
         self.history: list[tuple[int, str, float]] = []
+        self.fit_seconds = 0.0
         self._fit_trainer: Trainer | None = None
 
     # -- training ------------------------------------------------------------------
@@ -326,6 +329,7 @@ class Algorithm(ABC):
 
     def _close_trainer(self, trainer: Trainer) -> None:
         self.history = list(trainer.logger.history)
+        self.fit_seconds = round(trainer.run.seconds, 1)
         trainer.logger.close()
         leave_cpu(trainer.accelerator)
 

@@ -2,7 +2,8 @@
 
 Layout under ``output_dir``::
 
-    progress.json            algorithm, data fingerprint, per-stage status and checkpoint
+    progress.json            algorithm, data fingerprint, per-stage status and checkpoint,
+                             seconds spent over every launch
     history.json             every metric logged up to the last checkpoint or finished stage
     tensorboard/             TensorBoard events
     stages/<stage>/model/    the final weights of a finished training stage
@@ -19,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -81,6 +83,7 @@ class RunDirectory:
     ):
         self.root = None if root is None else Path(root)
         self.is_main = is_main
+        self._clock = time.perf_counter()
         self.progress: dict[str, Any] = {
             "format": _FORMAT,
             "algorithm": algorithm,
@@ -142,7 +145,19 @@ class RunDirectory:
             )
         return data
 
+    @property
+    def seconds(self) -> float:
+        """Seconds spent on this run, over every launch of it.
+
+        A launch's time counts up to its last save (a finished stage, a checkpoint, a
+        stored result): what a killed launch did after that is done again by the next,
+        and counted there.
+        """
+        return float(self.progress.get("seconds", 0.0)) + time.perf_counter() - self._clock
+
     def _save(self) -> None:
+        self.progress["seconds"] = round(self.seconds, 1)
+        self._clock = time.perf_counter()
         if self.root is not None and self.is_main:
             _write_json(self.root / "progress.json", self.progress)
 
@@ -272,6 +287,7 @@ class RunDirectory:
             result = json.loads(json.dumps(compute()))  # the same values as a re-read
             if self.is_main:
                 _write_json(path, result)
+            self._save()  # the time spent computing it is kept with it
             wait()
             if self.is_main:
                 ChunkJournal(self.journal_dir(name)).remove()  # the whole result is stored

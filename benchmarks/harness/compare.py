@@ -515,7 +515,8 @@ def fit_method(
         settings: Its settings (default: ``[training]`` updated by ``[methods.NAME]``).
 
     Returns:
-        ``{"status": "trained", "metrics": ..., "history": ..., "seconds": ...}``, or
+        ``{"status": "trained", "metrics": ..., "history": ..., "seconds": ...}`` (the
+        fit's time, over every launch of an interrupted one), or
         ``{"status": "skipped", "reason": ...}`` when the buffer gives this algorithm
         nothing to learn from (``algorithms.NothingToFit``: no preference pairs, no
         successful episode).
@@ -552,22 +553,28 @@ def fit_method(
         source=controlled,
     )
     start = time.perf_counter()
+    fitting = 0.0
     try:
         algorithm.prepare(context)
         # resume=True: continue an interrupted run, or start one (the same on every
         # process, whichever of them sees run/ first).
+        fit_start = time.perf_counter()
         metrics = algorithm.fit(buffer, resume=True)
+        fitting = time.perf_counter() - fit_start
     except NothingToFit as err:
         # No signal in the data for this method (e.g. no pair, no success): say so. Any
         # other error is a failure, and stops the comparison.
         record: dict[str, Any] = {"status": "skipped", "reason": str(err)}
     else:
         algorithm.save(directory / "model")  # collective: gathers sharded weights
+        # fit_seconds spans every launch of a fit that was interrupted and resumed;
+        # preparing and saving are this launch's.
+        outside_fit = time.perf_counter() - start - fitting
         record = {
             "status": "trained",
             "metrics": metrics,
             "history": [list(point) for point in algorithm.history],
-            "seconds": round(time.perf_counter() - start, 1),
+            "seconds": round(algorithm.fit_seconds + outside_fit, 1),
         }
         diagnostics = algorithm.diagnose(context)  # every process: it may be collective
         if diagnostics is not None:

@@ -3,6 +3,7 @@
 import json
 import logging
 import math
+import time
 from typing import ClassVar
 
 import pytest
@@ -296,6 +297,37 @@ def test_a_run_stopped_for_memory_resumes_with_gradient_checkpointing_turned_on(
     RejectionFT(resumed, output_dir=tmp_path, **lighter).fit(shared_buffer, resume=True)
     for key, value in weights(clean).items():
         torch.testing.assert_close(resumed.model.state_dict()[key], value, rtol=0, atol=1e-6)
+
+
+class SlowSteps(Callback):
+    """Makes each optimizer step take at least ``seconds`` longer."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+
+    def on_step(self, algorithm, stage, step, metrics):
+        time.sleep(self.seconds)
+
+
+def test_a_resumed_fit_counts_the_time_of_the_launch_that_was_killed(shared_buffer, tmp_path):
+    settings = {**FAST, "batch_size": 1, "num_epochs": 2, "save_steps": 2}  # 8 steps
+    killed = RejectionFT(
+        fresh_policy(), output_dir=tmp_path, callbacks=[SlowSteps(0.5), RaiseAfter(5)], **settings
+    )
+    with pytest.raises(KeyboardInterrupt):
+        killed.fit(shared_buffer)
+    # Steps 1-4 (2 s of sleep) were kept by the checkpoint at step 4; step 5 is redone.
+    kept = json.loads((tmp_path / "progress.json").read_text())["seconds"]
+    assert kept >= 2.0
+    resumed = RejectionFT(fresh_policy(), output_dir=tmp_path, **settings)
+    start = time.perf_counter()
+    resumed.fit(shared_buffer, resume=True)
+    this_launch = time.perf_counter() - start
+    assert kept <= resumed.fit_seconds <= kept + this_launch + 0.1
+    alone = RejectionFT(fresh_policy(), **settings)
+    start = time.perf_counter()
+    alone.fit(shared_buffer)  # nothing on disk: the fit's time is this call's
+    assert 0 < alone.fit_seconds <= time.perf_counter() - start + 0.1
 
 
 def test_a_run_folder_of_an_older_version_is_refused_saying_so(shared_buffer, tmp_path):
