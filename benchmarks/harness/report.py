@@ -204,7 +204,8 @@ def format_table(results: Mapping[str, Any]) -> str:
     """Return the Markdown results table: one row per method, the paper's metrics.
 
     Values carry their 95% confidence interval (``22.4% [18.0%, 26.9%]``); a method that
-    was skipped says ``not trained: <reason>``; ``Trained in`` is the fit's duration (over every launch of a resumed fit).
+    was skipped says ``not trained: <reason>``; ``Trained in`` is the fit's duration (over
+    every launch of a resumed fit).
     """
     metrics = _present_metrics(results)
     titles = [_TITLE[m] for m in metrics] or ["Result"]
