@@ -30,7 +30,7 @@ __all__ = [
 DEFAULT_MODEL = "default"
 """The name of the embedded default model (SmolLM2-135M-Instruct, no hub needed)."""
 
-_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")  # "org/name"
+HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")  # "org/name"
 
 
 def is_local_path(name: str) -> bool:
@@ -42,7 +42,7 @@ def is_local_path(name: str) -> bool:
     if name.startswith((".", "/", "~")):
         return True
     separators = [sep for sep in (os.sep, os.altsep) if sep]
-    return any(sep in name for sep in separators) and not _HUB_ID.fullmatch(name)
+    return any(sep in name for sep in separators) and not HUB_ID.fullmatch(name)
 
 
 def resolve_model_source(name: str | os.PathLike[str], what: str = "model") -> str:
@@ -138,7 +138,7 @@ def _from_pretrained(kind: Any, source: str, what: str, **kwargs: Any) -> Any:
             "first or set HF_HUB_OFFLINE=0"
             if _hub_offline()
             else "check the id, your network and access to the model (gated models need "
-            "`huggingface-cli login`), or set HF_HUB_OFFLINE=1 to use the cache only"
+            "`hf auth login`), or set HF_HUB_OFFLINE=1 to use the cache only"
         )
         raise OSError(f"cannot load {what} {source!r} from the hub: {lines[0]} ({hint})") from err
 

@@ -7,7 +7,13 @@ import threading
 from collections.abc import Sequence
 
 from agents.base import Message
-from agents.prompts import BACKEND_AGENT_PROMPT, ENVIRONMENT_PROMPT, EnvironmentPrompt
+from agents.prompts import (
+    BACKEND_AGENT_PROMPT,
+    ENVIRONMENT_PROMPT,
+    EnvironmentPrompt,
+    agent_history,
+    check_history,
+)
 from sweetrl_gym.lm import (
     ChatAPIError,
     ChatClient,
@@ -43,6 +49,8 @@ class OpenAIAgent:
         top_p: Nucleus sampling mass.
         max_tokens: Most tokens per reply.
         max_concurrency: Most requests in flight at once.
+        history: How the agent reads its own past messages: ``"raw"`` (as sent) or
+            ``"content"`` (the official agent's; see :func:`~agents.prompts.agent_history`).
 
     Attributes:
         system_prompt: The prompt put before a conversation without a system message.
@@ -63,7 +71,9 @@ class OpenAIAgent:
         top_p: float = 1.0,
         max_tokens: int = 1024,
         max_concurrency: int = 16,
+        history: str = "raw",
     ):
+        check_history(history)
         self._prompt_given = not isinstance(system_prompt, EnvironmentPrompt)
         if isinstance(system_prompt, EnvironmentPrompt):
             system_prompt = BACKEND_AGENT_PROMPT
@@ -82,6 +92,7 @@ class OpenAIAgent:
         self.top_p = top_p
         self.max_tokens = max_tokens
         self.max_concurrency = max_concurrency
+        self.history = history
 
     @property
     def own_system_prompt(self) -> bool:
@@ -111,6 +122,7 @@ class OpenAIAgent:
                 chat = validate_messages(conversation, where=f"conversation {i} of the batch")
             except (TypeError, ValueError) as err:
                 raise type(err)(str(err)) from None
+            chat = [dict(m) for m in agent_history(chat, self.history)]
             if self.system_prompt is not None and not (chat and chat[0]["role"] == "system"):
                 chat.insert(0, {"role": "system", "content": self.system_prompt})
             chats.append(chat)

@@ -10,6 +10,13 @@ the conversation as the environment has it. :class:`~agents.TransformersAgent` a
 :class:`~agents.OpenAIAgent` have their own prompt exactly when their user gave one
 (``system_prompt=``); scripted agents take none; a class of yours without the attribute
 gets the environment's. ``info["messages"]`` and the recorded turns never hold it.
+
+How an agent reads its own past turns is its ``history`` setting (:data:`HISTORIES`,
+applied by :func:`agent_history` when the conversation is formatted, at act time and
+when a recorded turn is formatted for training alike): ``"raw"`` (our default) keeps each
+message as the agent sent it; ``"content"`` (the official agent's) keeps what the
+official environment stores as the message's ``content``, the text between its first
+and second ``OUTPUT:`` (the whole message when it has none), unstripped.
 """
 
 from __future__ import annotations
@@ -30,13 +37,74 @@ __all__ = [
     "BACKEND_AGENT_PROMPT",
     "ENVIRONMENT_PROMPT",
     "FRONTEND_AGENT_PROMPT",
+    "HISTORIES",
     "SHORT_BACKEND_AGENT_PROMPT",
     "SHORT_FRONTEND_AGENT_PROMPT",
     "EnvironmentPrompt",
+    "agent_history",
     "agent_prompt_for",
+    "check_history",
+    "official_content",
     "prompt_for",
     "with_system_prompt",
 ]
+
+
+HISTORIES = ("raw", "content")
+"""How an agent reads its own past messages: as sent, or as the official ``content``."""
+
+_OUTPUT = "OUTPUT:"
+
+
+def check_history(history: Any) -> str:
+    """Return ``history`` if it is one of :data:`HISTORIES`.
+
+    Raises:
+        ValueError: Naming the value and the choices.
+
+    """
+    if history not in HISTORIES:
+        raise ValueError(f"history must be one of {HISTORIES}, got {history!r}")
+    return history
+
+
+def official_content(message: str) -> str:
+    """Return what the official environment keeps of an agent message as its ``content``.
+
+    The text after the first ``OUTPUT:`` up to the second one (``split("OUTPUT:")[1]``),
+    not stripped; a message without ``OUTPUT:`` is kept whole. Applying it twice gives
+    the same text.
+    """
+    return message.split(_OUTPUT)[1] if _OUTPUT in message else message
+
+
+def agent_history(
+    messages: Sequence[Mapping[str, Any]], history: str = "raw"
+) -> list[Mapping[str, Any]]:
+    """Return the conversation as an agent with ``history`` reads it.
+
+    Args:
+        messages: An OpenAI-format conversation (``info["messages"]``, a turn's
+            ``messages``), the agent's own messages as ``assistant`` ones.
+        history: ``"raw"`` (every message as it is) or ``"content"`` (each ``assistant``
+            message reduced to :func:`official_content`).
+
+    Returns:
+        A new list; messages left unchanged are shared.
+
+    Raises:
+        ValueError: If ``history`` is not one of :data:`HISTORIES`.
+
+    """
+    check_history(history)
+    if history == "raw":
+        return list(messages)
+    return [
+        {**m, "content": official_content(m["content"])}
+        if m.get("role") == "assistant" and isinstance(m.get("content"), str)
+        else m
+        for m in messages
+    ]
 
 
 class EnvironmentPrompt(enum.Enum):

@@ -8,7 +8,13 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agents.base import Message
-from agents.prompts import BACKEND_AGENT_PROMPT, ENVIRONMENT_PROMPT, EnvironmentPrompt
+from agents.prompts import (
+    BACKEND_AGENT_PROMPT,
+    ENVIRONMENT_PROMPT,
+    EnvironmentPrompt,
+    agent_history,
+    check_history,
+)
 from sweetrl_gym.lm import (
     CausalLM,
     GenerationStats,
@@ -72,6 +78,10 @@ class TransformersAgent:
             model is already dispatched (``hf_device_map``) or off the CPU.
         seed: Makes sampling reproducible: agents with the same seed, given the same
             calls, give the same replies. The global random state is left untouched.
+        history: How the agent reads its own past messages (:data:`~agents.prompts.HISTORIES`):
+            ``"raw"`` as sent, or ``"content"`` as the official agent does (the text
+            between the first and second ``OUTPUT:``). :meth:`format_prompts` applies it,
+            so a recorded turn formatted for training reads what the agent read.
 
     Attributes:
         model: The language model.
@@ -81,6 +91,7 @@ class TransformersAgent:
         own_system_prompt: Whether the agent keeps :attr:`system_prompt` on every
             environment: true when ``system_prompt`` was given, or changed since.
         last_prompts: The chat-templated prompt of each conversation of the last ``act``.
+        history: ``"raw"`` or ``"content"`` (see ``history`` above).
         stats: What generation has cost so far (sequences, prompt, reused and
             generated tokens, seconds in ``model.generate``).
         streamer: ``None``, or a transformers streamer (``TextStreamer``) that shows a
@@ -106,8 +117,10 @@ class TransformersAgent:
         batch_size: int = 8,
         device: Any = None,
         seed: int | None = None,
+        history: str = "raw",
     ):
         _check_sampling(temperature, top_p, max_new_tokens)
+        check_history(history)
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         check_chat_tokenizer(tokenizer)
@@ -122,6 +135,7 @@ class TransformersAgent:
         self.max_new_tokens = int(max_new_tokens)
         self.batch_size = int(batch_size)
         self.seed = seed
+        self.history = history
         self.name = str(getattr(model, "name_or_path", "") or type(model).__name__)
         self.last_prompts: list[str] = []
         self.stats = GenerationStats()
@@ -191,6 +205,8 @@ class TransformersAgent:
     def format_prompts(self, batch: Sequence[Sequence[Message]]) -> list[str]:
         """Render each conversation with the system prompt and the chat template.
 
+        The agent's own past messages are read as its :attr:`history` says.
+
         Args:
             batch: One OpenAI-format message list per conversation.
 
@@ -208,6 +224,7 @@ class TransformersAgent:
         ]
 
     def _format(self, messages: list[dict[str, str]]) -> str:
+        messages = agent_history(messages, self.history)
         if messages and messages[0]["role"] == "system":  # the conversation brings its own
             return chat_prompt(self.tokenizer, messages, None)
         return chat_prompt(self.tokenizer, messages, self.system_prompt)

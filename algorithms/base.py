@@ -54,7 +54,15 @@ from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer, Turn
 __all__ = ["Algorithm", "NothingToFit", "require_items"]
 
 _FORMAT = "sweetrl-gym/algorithm/v1"
-_AGENT_SETTINGS = ("system_prompt", "temperature", "top_p", "max_new_tokens", "batch_size", "seed")
+_AGENT_SETTINGS = (
+    "system_prompt",
+    "temperature",
+    "top_p",
+    "max_new_tokens",
+    "batch_size",
+    "seed",
+    "history",
+)
 
 
 class NothingToFit(ValueError):
@@ -572,6 +580,8 @@ class Algorithm(ABC):
         mean: bool = False,
         tokenizer: Tokenizer | None = None,
         max_length: int | None = None,
+        encode: Callable[[Sequence[tuple[Sequence[str], Sequence[str]]]], TokenizedTurns]
+        | None = None,
     ) -> list[list[float]]:
         """Each dialogue's per-turn log-probs under a frozen ``model``, split across processes.
 
@@ -586,6 +596,8 @@ class Algorithm(ABC):
             mean: Per-turn token means instead of sums.
             tokenizer: The model's tokenizer (default: the policy's).
             max_length: Longest row (default: the config's ``max_length``).
+            encode: Tokenizes the ``(prompts, actions)`` dialogues instead of
+                :meth:`encode_dialogues` (``tokenizer`` and ``max_length`` then unused).
 
         Returns:
             One list of per-turn values per dialogue.
@@ -593,9 +605,11 @@ class Algorithm(ABC):
         """
 
         def compute(chunk: list[Dialogue]) -> list[list[float]]:
-            encoded = self.encode_dialogues(
-                [(d.prompts, d.actions) for d in chunk], tokenizer, max_length=max_length
-            )
+            dialogues = [(d.prompts, d.actions) for d in chunk]
+            if encode is not None:
+                encoded = encode(dialogues)
+            else:
+                encoded = self.encode_dialogues(dialogues, tokenizer, max_length=max_length)
             with context(), self.trainer.autocast(), torch.no_grad():
                 logps = turn_logprobs(model, encoded)
             values = (logps.mean if mean else logps.sum).float().tolist()

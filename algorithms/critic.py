@@ -32,7 +32,15 @@ from torch import nn
 from agents.loading import load_model
 from algorithms.batches import Dialogue, DialogueBatch, collate_dialogue_pairs
 from algorithms.distributed import full_state_dict
-from algorithms.logprobs import TurnLogProbs, shared_prefix_turn_logprobs, turn_logprobs
+from algorithms.logprobs import (
+    TokenizedTurns,
+    TurnLogProbs,
+    encode_ranked_candidates,
+    encode_response_spans,
+    response_template,
+    shared_prefix_turn_logprobs,
+    turn_logprobs,
+)
 from algorithms.lora import (
     POLICY_ADAPTER,
     adapter_active,
@@ -59,9 +67,11 @@ if TYPE_CHECKING:
     from algorithms.sweet_rl import SweetRL
 
 __all__ = [
+    "CANDIDATE_TOKENS",
     "CRITIC_ADAPTER",
     "CRITIC_HEADS",
     "CRITIC_SCORES",
+    "CRITIC_TOKENS",
     "AdapterCritic",
     "Critic",
     "PolicyCopyCritic",
@@ -96,6 +106,16 @@ _TRAJECTORY_SCORES: dict[str, Callable[..., torch.Tensor]] = {
 
 CRITIC_SCORES = tuple(_TRAJECTORY_SCORES)
 """Values of :attr:`~algorithms.SweetRLConfig.critic_score`."""
+
+CANDIDATE_TOKENS = ("action", "official")
+"""Values of :attr:`~algorithms.SweetRLConfig.candidate_tokens`: which tokens the critic's
+score of a candidate averages (the candidate and its end token; or the official ranking
+script's, :func:`algorithms.logprobs.encode_ranked_candidates`)."""
+
+CRITIC_TOKENS = ("actions", "official")
+"""Values of :attr:`~algorithms.SweetRLConfig.critic_tokens`: which tokens of a trajectory
+the critic counts in training (each turn's action and end token; or the official
+mask, :func:`algorithms.logprobs.encode_response_spans`)."""
 
 
 class _Head(ABC):
@@ -161,13 +181,11 @@ class _LogRatioHead(_Head):
             dialogues,
             context=context,
             mean=critic.config.length_normalize,
-            max_length=critic.max_length,
+            encode=critic.encode_dialogues,
         )
 
     def encode(self, critic: Critic) -> Callable[[Any], Any]:
-        return lambda dialogues: critic.algorithm.encode_dialogues(
-            dialogues, max_length=critic.max_length
-        )
+        return critic.encode_dialogues
 
     def turn_values(
         self,
@@ -196,9 +214,7 @@ class _LogRatioHead(_Head):
         ends = np.cumsum(sizes).tolist()
         flat: list[float] = []
         for begin, stop in [(a, b) for a, b in zip([0, *ends[:-1]], ends) if b > a]:
-            encoded = critic.algorithm.encode(
-                hinted[begin:stop], actions[begin:stop], max_length=critic.max_length
-            )
+            encoded = critic.encode_candidates(hinted[begin:stop], actions[begin:stop])
             reference = critic.baseline_values(plain[begin:stop], actions[begin:stop])
             rows = len(encoded)
             batch = DialogueBatch(encoded, torch.arange(rows), reference.cpu(), rows)
@@ -396,6 +412,41 @@ class Critic(ABC):
 
         """
         return self.head.score(self, hinted, plain, actions, sizes)
+
+    def encode_dialogues(
+        self, dialogues: Sequence[tuple[Sequence[str], Sequence[str]]]
+    ) -> TokenizedTurns:
+        """Tokenize trajectories for the critic's loss, counting ``critic_tokens``' tokens.
+
+        ``"actions"``: each turn's action and end token, one packed row a dialogue
+        (:meth:`~algorithms.base.Algorithm.encode_dialogues`). ``"official"``: the
+        official critic's mask over the last turn's text
+        (:func:`~algorithms.logprobs.encode_response_spans`).
+        """
+        if self.config.critic_tokens == "official":
+            tokenizer = self.algorithm.policy.tokenizer
+            return encode_response_spans(
+                tokenizer,
+                dialogues,
+                template=response_template(tokenizer),
+                max_length=self.max_length,
+            )
+        return self.algorithm.encode_dialogues(dialogues, max_length=self.max_length)
+
+    def encode_candidates(self, hinted: Sequence[str], actions: Sequence[str]) -> TokenizedTurns:
+        """Tokenize candidates for the critic's score, counting ``candidate_tokens``' tokens.
+
+        ``"action"``: the candidate and its end token. ``"official"``: the official
+        ranking script's, the generation prompt's tokens after the last end token and the
+        candidate, no end token (:func:`~algorithms.logprobs.encode_ranked_candidates`).
+        The baseline (:meth:`baseline_values`) counts the candidate and its end token
+        either way.
+        """
+        if self.config.candidate_tokens == "official":
+            return encode_ranked_candidates(
+                self.algorithm.policy.tokenizer, hinted, actions, max_length=self.max_length
+            )
+        return self.algorithm.encode(hinted, actions, max_length=self.max_length)
 
     def baseline_values(self, plain: Sequence[str], actions: Sequence[str]) -> torch.Tensor:
         """Each action's log-prob under the sampling policy (:meth:`baseline`), unhinted."""

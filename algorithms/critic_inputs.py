@@ -13,6 +13,7 @@ import string
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from agents.prompts import agent_history
 from agents.transformers_agent import TransformersAgent
 from sweetrl_gym.lm import chat_prompt
 from sweetrl_gym.messages import validate_messages
@@ -50,9 +51,10 @@ def critic_prompts(
     """Format each turn's state as a critic sees it.
 
     The turn's messages go through the policy's chat template with the policy's system
-    prompt (or the conversation's own), exactly as :meth:`TransformersAgent.format_prompts`
-    does; with a ``hint_template`` (e.g. :data:`REFERENCE_HINT`) the hint, formatted with
-    the turn's reference, is appended to that system prompt.
+    prompt (or the conversation's own), its past turns read as its ``history`` says,
+    exactly as :meth:`TransformersAgent.format_prompts` does; with a ``hint_template``
+    (e.g. :data:`REFERENCE_HINT`) the hint, formatted with the turn's reference, is
+    appended to that system prompt.
 
     Args:
         policy: Gives the chat template and the system prompt.
@@ -99,6 +101,7 @@ def critic_prompt(
     if hint_position not in HINT_POSITIONS:
         raise ValueError(f"hint_position must be one of {HINT_POSITIONS}, got {hint_position!r}")
     messages = validate_messages(turn.messages, where="the turn's messages", text_only=True)
+    messages = [dict(m) for m in agent_history(messages, getattr(policy, "history", "raw"))]
     system = policy.system_prompt
     if messages and messages[0]["role"] == "system":  # the conversation brings its own
         system, messages = messages[0]["content"], messages[1:]

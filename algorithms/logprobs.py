@@ -61,8 +61,11 @@ __all__ = [
     "branch_mask",
     "branch_rows_supported",
     "encode_dialogues",
+    "encode_ranked_candidates",
+    "encode_response_spans",
     "encode_turn_pairs",
     "encode_turns",
+    "response_template",
     "shared_prefix_length",
     "shared_prefix_turn_logprobs",
     "token_logprobs",
@@ -416,6 +419,178 @@ def encode_dialogues(
             rows += [_turn_row(t, prompt_ids[t], action_ids[t], max_length) for t in turns]
         first = turns.stop
     return _stack(rows, _pad_id(tokenizer, end), first)
+
+
+def response_template(tokenizer: Tokenizer) -> str:
+    r"""Return the chat template's assistant header without its trailing whitespace.
+
+    It is the text the generation prompt adds (Llama 3.1:
+    ``<|start_header_id|>assistant<|end_header_id|>``, the official SWEET-RL critic's
+    ``--response_template``); the whitespace after it (Llama's ``\n\n``) is then the
+    first token of each response, as in the official mask.
+
+    Raises:
+        ValueError: If the template adds no generation prompt at the end of a chat.
+
+    """
+    chat = [{"role": "user", "content": "x"}]
+    closed = tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=False)
+    opened = tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
+    header = opened[len(closed) :].rstrip() if opened.startswith(closed) else ""
+    if not header:
+        raise ValueError("the tokenizer's chat template adds no assistant header to find")
+    return header
+
+
+def encode_response_spans(
+    tokenizer: Tokenizer,
+    dialogues: Sequence[tuple[Sequence[str], Sequence[str]]],
+    *,
+    template: str,
+    max_length: int | None = None,
+) -> TokenizedTurns:
+    r"""Tokenize whole dialogues as the official SWEET-RL critic reads them, one row each.
+
+    The official critic (OpenRLHF's DPO with ``--response_template`` and
+    ``--mean_log_prob`` in the fork YifeiZhou02/collab_openrlhf) reads one text, the
+    last turn's prompt and action, ``rstrip("\n")``-ed and given ``" "`` and the end
+    token; it counts, after each occurrence of the template's tokens, every token up to
+    and including the next end token. So the earlier turns count as the prompt shows
+    them (the policy's ``history`` form, as the chat template renders it), each with the
+    whitespace after its header (Llama's ``\n\n``) and its end token; the last turn
+    counts that whitespace, the action, the ``" "`` and the end token.
+
+    Counted span ``k`` is turn ``k`` of the dialogue (the last span always its last
+    turn; spans beyond the turns go to the turn before it, turns without a span count
+    no token). A row longer than ``max_length`` loses its middle as
+    :func:`truncate_middle` cuts, counted tokens there with it (the official trainer
+    cuts the end).
+
+    Args:
+        tokenizer: The scored model's tokenizer (with an eos token).
+        dialogues: ``(prompts, actions)`` per dialogue, as :func:`encode_dialogues`
+            takes them; only the last prompt and action are read.
+        template: The response template (:func:`response_template`).
+        max_length: Longest row.
+
+    Returns:
+        The encoded turns, numbered across dialogues as :func:`encode_dialogues` does.
+
+    Raises:
+        ValueError: On a dialogue without turns or with a mismatch of prompts and
+            actions, or a template that tokenizes to nothing.
+
+    """
+    if not dialogues:
+        raise ValueError("no turns to encode")
+    eos = tokenizer.eos_token
+    if tokenizer.eos_token_id is None:
+        raise ValueError("the tokenizer has no eos token")
+    marker = tokenizer(template, add_special_tokens=False)["input_ids"]
+    if not marker:
+        raise ValueError(f"the response template {template!r} has no tokens")
+    texts = []
+    for index, (prompts, actions) in enumerate(dialogues):
+        if len(prompts) != len(actions) or not prompts:
+            raise ValueError(f"dialogue {index}: {len(prompts)} prompts and {len(actions)} actions")
+        text = (prompts[-1] + actions[-1]).rstrip("\n")
+        texts.append(text if text.endswith(eos) else f"{text} {eos}")
+    rows: list[_Row] = []
+    first = 0
+    encoded = tokenizer(texts, add_special_tokens=False)["input_ids"]
+    for (prompts, _), ids in zip(dialogues, encoded):
+        turns = len(prompts)
+        ids = list(ids)
+        ids[-1] = tokenizer.eos_token_id  # as the official trainer (an end token cut off)
+        found = _response_spans(ids, marker, tokenizer.eos_token_id)
+        spans = [
+            (start, stop, first + (turns - 1 if k == len(found) - 1 else min(k, turns - 2)))
+            for k, (start, stop) in enumerate(found)
+        ]
+        if turns == 1:
+            spans = [(start, stop, first) for start, stop, _ in spans]
+        rows.append(_cut_middle(ids, spans, max_length))
+        first += turns
+    return _stack(rows, _pad_id(tokenizer, [tokenizer.eos_token_id]), first)
+
+
+def encode_ranked_candidates(
+    tokenizer: Tokenizer,
+    prompts: Sequence[str],
+    actions: Sequence[str],
+    *,
+    max_length: int | None = None,
+) -> TokenizedTurns:
+    r"""Tokenize candidates as the official ranking script scores them, one row each.
+
+    rank_best_of_n.py reads the hinted prompt, the candidate and a generation prompt
+    after it, drops the log-probs of the four tokens it appended, and averages those
+    after the last end token: the prompt's own generation prompt (Llama 3.1's four
+    header tokens ``<|start_header_id|>assistant<|end_header_id|>\n\n``) and the
+    candidate, with no end token. Here each row is the prompt and the candidate, and
+    its counted tokens are those after the prompt's last end token. A prompt too long
+    loses its middle as in :func:`encode_turns`.
+
+    Args:
+        tokenizer: The scored model's tokenizer (with an eos token).
+        prompts: Formatted prompts (ending with the generation prompt).
+        actions: One candidate per prompt.
+        max_length: Longest row.
+
+    Raises:
+        ValueError: If the lengths differ or there are none.
+
+    """
+    if len(prompts) != len(actions):
+        raise ValueError(f"{len(prompts)} prompts but {len(actions)} actions")
+    if not prompts:
+        raise ValueError("no turns to encode")
+    eos = tokenizer.eos_token_id
+    prompt_ids = tokenizer(list(prompts), add_special_tokens=False)["input_ids"]
+    action_ids = tokenizer(list(actions), add_special_tokens=False)["input_ids"]
+    rows: list[_Row] = []
+    for turn, (prompt, action) in enumerate(zip(prompt_ids, action_ids)):
+        if max_length is not None:
+            if len(action) >= max_length:
+                raise ValueError(
+                    f"turn {turn}: the action has {len(action)} tokens; max_length is "
+                    f"{max_length} and the prompt needs at least one"
+                )
+            prompt = truncate_middle(prompt, max_length - len(action))
+        ends = [i for i, token in enumerate(prompt) if token == eos]
+        start = max(ends[-1] + 1 if ends else 1, 1)  # the first token has no log-prob
+        ids = [*prompt, *action]
+        rows.append((ids, [(start, len(ids), turn)] if start < len(ids) else []))
+    return _stack(rows, _pad_id(tokenizer, [eos] if eos is not None else []), len(rows))
+
+
+def _response_spans(ids: list[int], marker: list[int], eos: int) -> list[tuple[int, int]]:
+    """Return the official mask's spans: after each ``marker``, up to and including the next eos."""
+    spans = []
+    width = len(marker)
+    for at in range(len(ids) - width + 1):
+        if ids[at : at + width] != marker:
+            continue
+        start = at + width
+        stop = next((j for j in range(start, len(ids)) if ids[j] == eos), len(ids) - 1)
+        if start <= stop:
+            spans.append((start, stop + 1))
+    return spans
+
+
+def _cut_middle(ids: list[int], spans: list[tuple[int, int, int]], max_length: int | None) -> _Row:
+    """:func:`truncate_middle` for a row with counted spans (those in the cut go with it)."""
+    if max_length is None or len(ids) <= max_length:
+        return ids, spans
+    head = max_length // 2
+    removed = len(ids) - max_length
+    kept = []
+    for start, stop, turn in spans:
+        if start < head:
+            kept.append((start, min(stop, head), turn))
+        if stop > head + removed:
+            kept.append((max(start, head + removed) - removed, stop - removed, turn))
+    return truncate_middle(ids, max_length), kept
 
 
 def encode_turn_pairs(

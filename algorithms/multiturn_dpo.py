@@ -20,7 +20,7 @@ from algorithms.batches import (
 from algorithms.config import TrainingConfig
 from algorithms.logprobs import turn_logprobs
 from algorithms.losses import dpo_loss, trajectory_scores
-from algorithms.pairs import TrajectoryPair, no_trajectory_pairs, trajectory_pairs
+from algorithms.pairs import PAIR_RULES, TrajectoryPair, no_trajectory_pairs, trajectory_pairs
 from sweetrl_gym.lm import CausalLM
 from sweetrl_gym.trajectory import TrajectoryBuffer
 
@@ -37,7 +37,10 @@ class MultiTurnDPOConfig(TrainingConfig):
         nll_coef: Weight of an NLL term on the chosen trajectory's actions (0: plain DPO).
         nll_scope: ``"action"``: each action's mean token NLL, summed; ``"dialogue"``: one mean.
         pair_success_only: Pair only tasks with a success, as SWEET-RL's critic data.
-        min_reward_gap: A rejected trajectory must score lower by more than this.
+        min_reward_gap: A rejected trajectory must score lower by more than this (with
+            ``pair_rule="all"``: by at least this).
+        pair_rule: ``"best"``: each task's best against each worse trajectory; ``"all"``:
+            every two that differ (the official Frontend's trajectory pairs).
 
     """
 
@@ -47,6 +50,7 @@ class MultiTurnDPOConfig(TrainingConfig):
     nll_scope: str = "action"
     pair_success_only: bool = True
     min_reward_gap: float = 0.0
+    pair_rule: str = "best"
 
     REMOVED_SETTINGS: ClassVar[dict[str, str]] = {
         "max_pairs": "every trajectory pair is trained on",
@@ -57,6 +61,7 @@ class MultiTurnDPOConfig(TrainingConfig):
         self._check_positive("beta")
         self._check_non_negative("nll_coef", "min_reward_gap")
         self._check_choice("nll_scope", ("action", "dialogue"))
+        self._check_choice("pair_rule", PAIR_RULES)
 
 
 class MultiTurnDPO(Algorithm):
@@ -85,6 +90,7 @@ class MultiTurnDPO(Algorithm):
             buffer,
             success_only=self.config.pair_success_only,
             min_reward_gap=self.config.min_reward_gap,
+            rule=self.config.pair_rule,
         )
         require_items(
             pairs, no_trajectory_pairs(len(buffer), success_only=self.config.pair_success_only)

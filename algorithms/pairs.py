@@ -21,6 +21,9 @@ from sweetrl_gym.atomic_write import write_atomically
 from sweetrl_gym.trajectory import Trajectory, TrajectoryBuffer
 
 __all__ = [
+    "HELD_OUT_RULES",
+    "PAIR_DRAWS",
+    "PAIR_RULES",
     "TURN_PAIRS",
     "TrajectoryPair",
     "TurnPair",
@@ -28,10 +31,17 @@ __all__ = [
     "preference_dataset",
     "read_turn_pairs",
     "split_pairs",
+    "split_turn_pairs",
     "trajectory_pairs",
     "turn_pairs",
     "write_turn_pairs",
 ]
+
+
+PAIR_RULES = ("best", "all")
+"""How a task's trajectories are paired: its best against each worse one (the official
+Backend's, evaluate_code.py), or every two that differ enough (the official Frontend's,
+evaluate_html.py)."""
 
 
 @dataclass(frozen=True)
@@ -40,7 +50,7 @@ class TrajectoryPair:
 
     Attributes:
         task_id: The task both played.
-        chosen: The better trajectory (the task's best).
+        chosen: The better trajectory (with ``rule="best"``: the task's best).
         rejected: A strictly worse one.
 
     """
@@ -91,20 +101,31 @@ def trajectory_pairs(
     *,
     success_only: bool = True,
     min_reward_gap: float = 0.0,
+    rule: str = "best",
 ) -> list[TrajectoryPair]:
-    """Pair each task's best trajectory with every strictly worse one (SWEET-RL step 1).
+    """Pair each task's trajectories, the better one chosen (SWEET-RL step 1).
 
     Args:
         buffer: Trajectories; several per task (the paper collects k=3).
         success_only: Keep only tasks whose best trajectory succeeded (the paper's
             choice; partial credit is noisier).
-        min_reward_gap: A rejected trajectory must score below the best by more than
-            this (``0``: any strictly lower reward).
+        min_reward_gap: ``rule="best"``: a rejected trajectory must score below the
+            best by more than this (``0``: any strictly lower reward). ``rule="all"``:
+            the two must differ by at least this, and by something (the official
+            Frontend script skips a pair whose difference is below 0.1).
+        rule: ``"best"``: the task's best against each worse one (the official
+            Backend's). ``"all"``: every two trajectories of the task, in their order
+            in the buffer, the higher-scored one chosen (the official Frontend's).
 
     Returns:
         Pairs, tasks in order of first appearance; ties for best go to the first.
 
+    Raises:
+        ValueError: If ``rule`` is not one of :data:`PAIR_RULES`.
+
     """
+    if rule not in PAIR_RULES:
+        raise ValueError(f"rule must be one of {PAIR_RULES}, got {rule!r}")
     groups: dict[str, list[Trajectory]] = {}
     for trajectory in buffer:
         groups.setdefault(trajectory.task_id, []).append(trajectory)
@@ -113,11 +134,28 @@ def trajectory_pairs(
         best = max(trajectories, key=lambda t: t.reward)  # max keeps the first of ties
         if success_only and not best.success:
             continue
+        if rule == "all":
+            pairs.extend(_every_pair(task_id, trajectories, min_reward_gap))
+            continue
         pairs.extend(
             TrajectoryPair(task_id, best, other)
             for other in trajectories
             if best.reward - other.reward > min_reward_gap
         )
+    return pairs
+
+
+def _every_pair(
+    task_id: str, trajectories: Sequence[Trajectory], min_gap: float
+) -> list[TrajectoryPair]:
+    pairs = []
+    for i, first in enumerate(trajectories):
+        for second in trajectories[i + 1 :]:
+            gap = first.reward - second.reward
+            if gap == 0 or abs(gap) < min_gap:
+                continue
+            chosen, rejected = (first, second) if gap > 0 else (second, first)
+            pairs.append(TrajectoryPair(task_id, chosen, rejected))
     return pairs
 
 
@@ -137,23 +175,50 @@ def no_trajectory_pairs(num_trajectories: int, *, success_only: bool) -> str:
     )
 
 
+HELD_OUT_RULES = ("tasks", "first")
+"""How :func:`split_pairs` holds trajectory pairs out: a share of the tasks drawn at
+random (ours), or the first share of the pairs in their order (the official trainer's:
+OpenRLHF's ``blending_datasets`` keeps the file's first 3% as eval data)."""
+
+PAIR_DRAWS = ("distinct", "official")
+"""How :func:`turn_pairs` draws a turn's pairs: distinct preferences, ties dropped (ours),
+or the official script's independent draws, repeats and ties kept
+(generate_random_pairs_from_ranks.py)."""
+
+
 def split_pairs(
-    pairs: Sequence[TrajectoryPair], *, held_out_fraction: float, seed: int = 0
+    pairs: Sequence[TrajectoryPair],
+    *,
+    held_out_fraction: float,
+    seed: int = 0,
+    rule: str = "tasks",
 ) -> tuple[list[TrajectoryPair], list[TrajectoryPair]]:
-    """Split pairs by task into training and held-out sets (no task in both).
+    """Split pairs into training and held-out sets.
 
     Args:
         pairs: From :func:`trajectory_pairs`.
-        held_out_fraction: Share of tasks held out, in ``[0, 1)``. With at least two
-            tasks and a positive fraction, at least one task is held out and one kept.
-        seed: Seeds the choice of tasks.
+        held_out_fraction: Share held out, in ``[0, 1)``.
+        seed: Seeds the choice of tasks (``rule="tasks"``).
+        rule: ``"tasks"``: that share of the tasks, drawn at random, all of a task's
+            pairs on one side (with at least two tasks and a positive fraction, at least
+            one task is held out and one kept). ``"first"``: the first
+            ``int(len(pairs) * held_out_fraction)`` pairs, in the order given (the
+            official trainer's rule; a task's pairs may fall on both sides).
 
     Returns:
-        ``(train, held_out)``.
+        ``(train, held_out)``, each in the order given.
+
+    Raises:
+        ValueError: On a fraction out of range or an unknown ``rule``.
 
     """
     if not 0.0 <= held_out_fraction < 1.0:
         raise ValueError(f"held_out_fraction must be in [0, 1), got {held_out_fraction}")
+    if rule not in HELD_OUT_RULES:
+        raise ValueError(f"rule must be one of {HELD_OUT_RULES}, got {rule!r}")
+    if rule == "first":
+        count = int(len(pairs) * held_out_fraction)  # rounded down, as the official
+        return list(pairs[count:]), list(pairs[:count])
     tasks = list(dict.fromkeys(pair.task_id for pair in pairs))
     count = round(len(tasks) * held_out_fraction)
     if held_out_fraction > 0 and len(tasks) >= 2:
@@ -161,6 +226,36 @@ def split_pairs(
     order = np.random.default_rng([seed, zlib.crc32(b"split_pairs")]).permutation(len(tasks))
     held = {tasks[i] for i in order[:count]}
     return [p for p in pairs if p.task_id not in held], [p for p in pairs if p.task_id in held]
+
+
+def split_turn_pairs(
+    pairs: Sequence[TurnPair], *, held_out_fraction: float, seed: int = 0
+) -> tuple[list[TurnPair], list[TurnPair]]:
+    """Hold out a share of turn pairs from the policy step, as the official trainer does.
+
+    The official script shuffles its turn pairs before writing them and the trainer
+    keeps the file's first 3% as eval data: a random ``int(len(pairs) x fraction)``
+    pairs (rounded down), whatever turn they come from. Here the pairs are shuffled
+    with ``seed`` and the first that many held out.
+
+    Args:
+        pairs: Turn pairs (:meth:`~algorithms.SweetRL.candidate_pairs`).
+        held_out_fraction: Share held out, in ``[0, 1)``; ``0``: none.
+        seed: Seeds the shuffle.
+
+    Returns:
+        ``(train, held_out)``, each in the order given.
+
+    """
+    if not 0.0 <= held_out_fraction < 1.0:
+        raise ValueError(f"held_out_fraction must be in [0, 1), got {held_out_fraction}")
+    count = int(len(pairs) * held_out_fraction)
+    order = np.random.default_rng([seed, zlib.crc32(b"split_turn_pairs")]).permutation(len(pairs))
+    held = set(order[:count].tolist())
+    return (
+        [p for i, p in enumerate(pairs) if i not in held],
+        [p for i, p in enumerate(pairs) if i in held],
+    )
 
 
 def turn_pairs(
@@ -171,47 +266,84 @@ def turn_pairs(
     num_pairs: int = 4,
     rng: np.random.Generator,
     task_id: str = "",
+    draw: str = "distinct",
 ) -> list[TurnPair]:
     """Pair candidates of the top half with candidates of the bottom half (SWEET-RL step 4).
-
-    The candidates are ranked by score; each pair draws one from the upper half and one
-    from the lower half (for an odd count the median goes to neither), without reusing
-    a (chosen, rejected) combination. Pairs whose scores tie are skipped: they carry
-    no preference.
 
     Args:
         messages: The turn's context.
         candidates: Sampled actions for the turn.
         scores: The critic's score of each candidate.
-        num_pairs: Pairs to draw (the paper: 4); fewer when there are not enough.
+        num_pairs: Pairs to draw (the paper: 4).
         rng: Source of randomness.
         task_id: The turn's task, recorded in each pair.
+        draw: ``"distinct"``: the candidates ranked by score, each pair one of the upper
+            half and one of the lower half (for an odd count the median goes to
+            neither), no (chosen, rejected) combination twice, pairs whose scores tie
+            skipped (they carry no preference); fewer than ``num_pairs`` when there are
+            not enough. ``"official"`` (generate_random_pairs_from_ranks.py):
+            ``num_pairs`` independent draws, each of one rank position in the lower
+            half and one in the upper half of the ascending ranking (for an odd count
+            the median is in the upper half), the higher-scored chosen and, on a tie,
+            the upper one: always ``num_pairs`` pairs (from two candidates up), repeats
+            and ties kept.
 
     Returns:
-        Up to ``num_pairs`` pairs.
+        The pairs.
+
+    Raises:
+        ValueError: On mismatched lengths or an unknown ``draw``.
 
     """
     if len(candidates) != len(scores):
         raise ValueError(f"{len(candidates)} candidates but {len(scores)} scores")
-    ranked = sorted(range(len(candidates)), key=lambda i: -scores[i])
+    if draw not in PAIR_DRAWS:
+        raise ValueError(f"draw must be one of {PAIR_DRAWS}, got {draw!r}")
+    if draw == "official":
+        combos = _official_draws(scores, num_pairs, rng)
+    else:
+        combos = _distinct_draws(scores, num_pairs, rng)
+    context = tuple(dict(m) for m in messages)
+    return [
+        TurnPair(
+            context,
+            candidates[c],
+            candidates[r],
+            float(scores[c]),
+            float(scores[r]),
+            task_id,
+        )
+        for c, r in combos
+    ]
+
+
+def _distinct_draws(
+    scores: Sequence[float], num_pairs: int, rng: np.random.Generator
+) -> list[tuple[int, int]]:
+    ranked = sorted(range(len(scores)), key=lambda i: -scores[i])
     half = len(ranked) // 2
     top, bottom = ranked[:half], ranked[len(ranked) - half :]
     combos = [(c, r) for c in top for r in bottom if scores[c] > scores[r]]
     if not combos:
         return []
     picked = rng.choice(len(combos), size=min(num_pairs, len(combos)), replace=False)
-    context = tuple(dict(m) for m in messages)
-    return [
-        TurnPair(
-            context,
-            candidates[combos[i][0]],
-            candidates[combos[i][1]],
-            float(scores[combos[i][0]]),
-            float(scores[combos[i][1]]),
-            task_id,
-        )
-        for i in sorted(picked)
-    ]
+    return [combos[i] for i in sorted(picked)]
+
+
+def _official_draws(
+    scores: Sequence[float], num_pairs: int, rng: np.random.Generator
+) -> list[tuple[int, int]]:
+    n = len(scores)
+    if n < 2:
+        return []
+    ascending = np.argsort(np.asarray(scores, dtype=float), kind="stable").tolist()
+    combos = []
+    for _ in range(num_pairs):
+        low = ascending[int(rng.integers(0, n // 2))]
+        high = ascending[int(rng.integers(n // 2, n))]
+        # The official comparison: the lower-half one is chosen only if strictly higher.
+        combos.append((low, high) if scores[low] > scores[high] else (high, low))
+    return combos
 
 
 def preference_dataset(pairs: Sequence[TurnPair | TrajectoryPair], policy: Any = None) -> Any:

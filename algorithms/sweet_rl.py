@@ -60,7 +60,14 @@ from algorithms.batches import (
     to_json,
 )
 from algorithms.config import TrainingConfig
-from algorithms.critic import CRITIC_HEADS, CRITIC_SCORES, Critic, make_critic
+from algorithms.critic import (
+    CANDIDATE_TOKENS,
+    CRITIC_HEADS,
+    CRITIC_SCORES,
+    CRITIC_TOKENS,
+    Critic,
+    make_critic,
+)
 from algorithms.critic_inputs import HINT_POSITIONS, REFERENCE_HINT, critic_prompt
 from algorithms.distributed import map_sharded, reshard
 from algorithms.fit_context import Diagnostics, FitContext
@@ -68,11 +75,15 @@ from algorithms.logprobs import TokenizedTurns, turn_logprobs
 from algorithms.lora import POLICY_ADAPTER, adapter_active, is_peft_model
 from algorithms.losses import bradley_terry_loss, dpo_loss
 from algorithms.pairs import (
+    HELD_OUT_RULES,
+    PAIR_DRAWS,
+    PAIR_RULES,
     TURN_PAIRS,
     TrajectoryPair,
     TurnPair,
     no_trajectory_pairs,
     split_pairs,
+    split_turn_pairs,
     trajectory_pairs,
     turn_pairs,
     write_turn_pairs,
@@ -97,7 +108,7 @@ what to change when that left no pair."""
 
 @dataclass(frozen=True)
 class SweetRLConfig(TrainingConfig):
-    """Settings of :class:`SweetRL` (and every :class:`TrainingConfig` setting).
+    r"""Settings of :class:`SweetRL` (and every :class:`TrainingConfig` setting).
 
     "(official)": the default is the paper's and facebookresearch/sweet_rl's; "(official:
     X)": the default is ours and the ``paper`` configs set X (docs/reproducing.md: why).
@@ -123,8 +134,18 @@ class SweetRLConfig(TrainingConfig):
         critic_max_length: Longest critic row; ``None``: ``max_length`` (official: 8192).
         nll_scope: The NLL on the chosen ``"action"`` (official: ``"sequence"``, the whole row).
         pair_success_only: Trajectory pairs only from tasks with a success (official).
-        min_reward_gap: A rejected trajectory scores lower by more than this (official: 0).
-        held_out_fraction: Share of tasks held out to measure the critic (official: 0).
+        min_reward_gap: A rejected trajectory scores lower by more than this (official: 0;
+            with ``pair_rule="all"``: at least this, official Frontend 0.1).
+        pair_rule: ``"best"``: a task's best trajectory against each worse one (official
+            Backend); ``"all"``: every two that differ (official Frontend).
+        held_out_fraction: Share of the trajectory pairs held out of the critic's
+            training to measure it (official: 0.03).
+        held_out_rule: ``"tasks"``: that share of the tasks, drawn at random (official:
+            ``"first"``: that share of the pairs, rounded down, first in their order).
+        critic_tokens: The critic's counted tokens: ``"actions"``, each turn's action as
+            sent and its end token (official: ``"official"``, the fork's mask: after
+            each assistant header its ``\n\n``, the message as the last prompt shows
+            it and its end token; on the last turn a ``" "`` before it).
         candidate_fraction: Share of turns (or trajectories) that get candidates (official).
         candidate_selection: ``"turns"``, drawn at random (official: ``"trajectories"``, first).
         num_candidates: Actions sampled per selected turn (official).
@@ -132,6 +153,14 @@ class SweetRLConfig(TrainingConfig):
         candidate_max_new_tokens: Longest candidate; ``None``: the policy's (official: 1024).
         drop_truncated_candidates: Leave out candidates cut off at their length (official: False).
         pairs_per_turn: Top-half vs bottom-half turn pairs drawn per turn (official).
+        candidate_tokens: The tokens a candidate's critic score averages: ``"action"``,
+            the candidate and its end token (official: ``"official"``, the generation
+            prompt's header tokens and the candidate, no end token; the baseline, the
+            candidate and its end token either way).
+        pair_draw: ``"distinct"``: no pair twice, ties dropped (official: ``"official"``,
+            independent draws, repeats and ties kept).
+        policy_held_out_fraction: Share of the turn pairs held out of the policy's
+            training to measure it (official: 0.03, a random share, rounded down).
         question_turns: Question pairs up to this turn, answers after; ``None``: all (official).
 
     """
@@ -154,7 +183,10 @@ class SweetRLConfig(TrainingConfig):
     nll_scope: str = "action"
     pair_success_only: bool = True
     min_reward_gap: float = 0.0
+    pair_rule: str = "best"
     held_out_fraction: float = 0.1
+    held_out_rule: str = "tasks"
+    critic_tokens: str = "actions"
     candidate_fraction: float = 0.1
     candidate_selection: str = "turns"
     num_candidates: int = 16
@@ -162,6 +194,9 @@ class SweetRLConfig(TrainingConfig):
     candidate_max_new_tokens: int | None = None
     drop_truncated_candidates: bool = True
     pairs_per_turn: int = 4
+    candidate_tokens: str = "action"
+    pair_draw: str = "distinct"
+    policy_held_out_fraction: float = 0.0
     question_turns: int | None = None
 
     REMOVED_SETTINGS: ClassVar[dict[str, str]] = {
@@ -195,6 +230,16 @@ class SweetRLConfig(TrainingConfig):
             self._check_positive("critic_max_length")
         self._check_choice("critic_score", CRITIC_SCORES)
         self._check_choice("candidate_selection", ("turns", "trajectories"))
+        self._check_choice("pair_rule", PAIR_RULES)
+        self._check_choice("held_out_rule", HELD_OUT_RULES)
+        self._check_choice("pair_draw", PAIR_DRAWS)
+        self._check_choice("critic_tokens", CRITIC_TOKENS)
+        self._check_choice("candidate_tokens", CANDIDATE_TOKENS)
+        if self.critic_tokens == "official" and self.critic_head != "log_ratio":
+            raise ValueError(
+                "critic_tokens='official' is the log-ratio critic's token mask; it needs "
+                f"critic_head='log_ratio', got {self.critic_head!r}"
+            )
         if self.question_turns is not None and (
             isinstance(self.question_turns, bool)
             or not isinstance(self.question_turns, int)
@@ -215,6 +260,10 @@ class SweetRLConfig(TrainingConfig):
             )
         if not 0.0 <= self.held_out_fraction < 1.0:
             raise ValueError(f"held_out_fraction must be in [0, 1), got {self.held_out_fraction}")
+        if not 0.0 <= self.policy_held_out_fraction < 1.0:
+            raise ValueError(
+                f"policy_held_out_fraction must be in [0, 1), got {self.policy_held_out_fraction}"
+            )
         if self.num_candidates < 2:
             raise ValueError(
                 f"num_candidates must be at least 2 (pairs need two), got {self.num_candidates}"
@@ -252,6 +301,8 @@ class SweetRL(Algorithm):
             trained module), ``None`` before :meth:`fit_critic` (or :meth:`build_critic`).
         policy_pairs: The turn pairs the last :meth:`fit` trained the policy on (the
             critic's ranking of the sampled candidates); empty before.
+        policy_held_out_pairs: Those it held out (``policy_held_out_fraction``) and
+            measured the trained policy on (``train/heldout_reward_accuracy``).
 
     """
 
@@ -264,6 +315,7 @@ class SweetRL(Algorithm):
         super().__init__(*args, **kwargs)
         self.critic: Critic | None = None
         self.policy_pairs: list[TurnPair] = []
+        self.policy_held_out_pairs: list[TurnPair] = []
 
     def train(self, buffer: TrajectoryBuffer) -> dict[str, float]:
         """Fit the critic on trajectory pairs, then the policy on its ranked turn pairs."""
@@ -273,7 +325,10 @@ class SweetRL(Algorithm):
             pairs, no_trajectory_pairs(len(buffer), success_only=self.config.pair_success_only)
         )
         train, held_out = split_pairs(
-            pairs, held_out_fraction=self.config.held_out_fraction, seed=self.config.seed
+            pairs,
+            held_out_fraction=self.config.held_out_fraction,
+            seed=self.config.seed,
+            rule=self.config.held_out_rule,
         )
         metrics = {
             "critic/num_pairs": float(len(train)),
@@ -298,12 +353,16 @@ class SweetRL(Algorithm):
             metrics["critic/heldout_pair_loss"] = unseen["loss"]
         self.log_metrics({k: v for k, v in metrics.items() if "pair_" in k})
         # Steps 3 and 4.
-        self.policy_pairs, dropped = self._candidates(buffer)
+        ranked, dropped = self._candidates(buffer)
+        require_items(ranked, _no_turn_pairs(dropped))
+        self.policy_pairs, self.policy_held_out_pairs = split_turn_pairs(
+            ranked, held_out_fraction=self.config.policy_held_out_fraction, seed=self.config.seed
+        )
         metrics["train/num_pairs"] = float(len(self.policy_pairs))
+        metrics["train/num_heldout_pairs"] = float(len(self.policy_held_out_pairs))
         metrics.update({f"train/{key}": float(count) for key, count in dropped.items()})
-        require_items(self.policy_pairs, _no_turn_pairs(dropped))
         # Step 5.
-        metrics.update(self.fit_policy(self.policy_pairs))
+        metrics.update(self.fit_policy(self.policy_pairs, held_out=self.policy_held_out_pairs))
         return metrics
 
     # -- step 1: trajectory pairs --------------------------------------------------------
@@ -311,11 +370,12 @@ class SweetRL(Algorithm):
     def trajectory_pairs(
         self, buffer: TrajectoryBuffer | Sequence[Trajectory]
     ) -> list[TrajectoryPair]:
-        """Pair each task's best trajectory with every strictly worse one (step 1)."""
+        """Pair each task's trajectories as ``pair_rule`` says (step 1)."""
         return trajectory_pairs(
             buffer,
             success_only=self.config.pair_success_only,
             min_reward_gap=self.config.min_reward_gap,
+            rule=self.config.pair_rule,
         )
 
     # -- step 2: the critic ----------------------------------------------------------------
@@ -623,6 +683,7 @@ class SweetRL(Algorithm):
                 num_pairs=self.config.pairs_per_turn,
                 rng=rng,
                 task_id=trajectory.task_id,
+                draw=self.config.pair_draw,
             )
         dropped = {key: sum(row.dropped[key] for row in ranked) for key in _DROPPED_CANDIDATES}
         return {"pairs": to_json(pairs), **dropped}
@@ -681,17 +742,10 @@ class SweetRL(Algorithm):
             prompts = self.policy.format_prompts([list(p.messages) for p in pairs])
             rows = list(zip(prompts, pairs))
 
-            def reference(chunk: list[tuple[str, TurnPair]]) -> list[list[float]]:
-                encoded = self._encode_policy_pairs(
-                    [p for p, _ in chunk],
-                    [pair.chosen for _, pair in chunk],
-                    [pair.rejected for _, pair in chunk],
-                )
-                with self.policy_reference(), self.trainer.autocast(), torch.no_grad():
-                    sums = turn_logprobs(self.policy.model, encoded).sum.float().tolist()
-                return [[sums[i], sums[i + len(chunk)]] for i in range(len(chunk))]
-
-            values = map_sharded(rows, reference, batch_size=self.config.batch_size)
+            values = self._policy_pair_sums(
+                [(prompt, pair.chosen, pair.rejected) for prompt, pair in rows],
+                self.policy_reference,
+            )
             return to_json(
                 [
                     TurnPairItem(prompt, pair.chosen, pair.rejected, chosen, rejected)
@@ -700,6 +754,47 @@ class SweetRL(Algorithm):
             )
 
         return from_json(TurnPairItem, self.trainer.cached("policy_pairs", compute))
+
+    def _policy_pair_sums(
+        self,
+        rows: Sequence[tuple[str, str, str]],
+        context: Any = nullcontext,
+    ) -> list[list[float]]:
+        """Each (prompt, chosen, rejected)'s two summed log-probs under the policy."""
+
+        def sums(chunk: list[tuple[str, str, str]]) -> list[list[float]]:
+            encoded = self._encode_policy_pairs(
+                [prompt for prompt, _, _ in chunk],
+                [chosen for _, chosen, _ in chunk],
+                [rejected for _, _, rejected in chunk],
+            )
+            with context(), self.trainer.autocast(), torch.no_grad():
+                values = turn_logprobs(self.policy.model, encoded).sum.float().tolist()
+            return [[values[i], values[i + len(chunk)]] for i in range(len(chunk))]
+
+        return map_sharded(list(rows), sums, batch_size=self.config.batch_size)
+
+    def _held_out_policy_metrics(self, items: Sequence[TurnPairItem]) -> dict[str, float]:
+        """Return the trained policy's DPO reward accuracy and loss on held-out turn pairs.
+
+        As the official trainer's evaluation: the implicit reward margin ``beta x`` (the
+        policy's minus the reference's log-ratio of chosen to rejected), its share above
+        0 (ties: half) and the DPO loss on it.
+        """
+        sums = self._policy_pair_sums([(i.prompt, i.chosen, i.rejected) for i in items])
+        reshard(self.policy.model)
+        margins = torch.tensor(
+            [
+                self.config.dpo_beta
+                * ((chosen - item.reference_chosen) - (rejected - item.reference_rejected))
+                for (chosen, rejected), item in zip(sums, items)
+            ]
+        )
+        wins = (margins > 0).float() + 0.5 * (margins == 0).float()
+        return {
+            "train/heldout_reward_accuracy": float(wins.mean()),
+            "train/heldout_dpo_loss": float(torch.nn.functional.softplus(-margins).mean()),
+        }
 
     def _encode_policy_pairs(
         self, prompts: Sequence[str], chosen: Sequence[str], rejected: Sequence[str]
@@ -738,7 +833,13 @@ class SweetRL(Algorithm):
             "chosen_nll": float(-logps.mean[:n].detach().mean()),
         }
 
-    def fit_policy(self, pairs: Sequence[TurnPair], *, resume: bool = False) -> dict[str, float]:
+    def fit_policy(
+        self,
+        pairs: Sequence[TurnPair],
+        *,
+        held_out: Sequence[TurnPair] = (),
+        resume: bool = False,
+    ) -> dict[str, float]:
         """DPO on turn-level pairs with an NLL term on the chosen action (step 5).
 
         The frozen reference is the policy as it is when this is called: its log-probs
@@ -746,6 +847,9 @@ class SweetRL(Algorithm):
 
         Args:
             pairs: From :meth:`candidate_pairs`, or your own :class:`TurnPair` list.
+            held_out: Pairs not trained on: their reference log-probs are computed with
+                the training pairs', and after the step the trained policy is measured
+                on them (``train/heldout_reward_accuracy``, ``train/heldout_dpo_loss``).
             resume: Called on its own (outside :meth:`fit`): keep the step's run in
                 ``output_dir`` (checkpoints, the reference log-probs, TensorBoard) and
                 continue the run of the same pairs and settings found there. Without
@@ -760,16 +864,22 @@ class SweetRL(Algorithm):
 
         """
         require_items(pairs, "fit_policy needs at least one turn pair")
-        with self._session([p.__dict__ for p in pairs], resume=resume):
-            items = self._policy_items(pairs)
+        every = [*pairs, *held_out]
+        with self._session([p.__dict__ for p in every], resume=resume):
+            items = self._policy_items(every)
             stage = self.policy_stage(
                 "policy",
-                items,
+                items[: len(pairs)],
                 self._policy_loss,
                 collate_turn_pairs(self._encode_policy_pairs),
                 length=TurnPairItem.text_length,
             )
-            return self.run_stage(stage)
+            metrics = self.run_stage(stage)
+            if held_out and not self.trainer.stopped:
+                unseen = self._held_out_policy_metrics(items[len(pairs) :])
+                self.log_metrics(unseen)
+                metrics.update(unseen)
+            return metrics
 
     # -- a comparison's report -----------------------------------------------------------------
 

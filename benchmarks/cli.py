@@ -258,6 +258,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="seeds run at once, each in its own process (output in OUT/seed-N.log)",
     )
+    compare.add_argument(
+        "--check",
+        action="store_true",
+        help="list every missing prerequisite (files, the human's server, models) with the "
+        "command that fixes it, and start nothing",
+    )
     compare.epilog = "The config defaults to 'quick'. Run the same command again to resume."
 
     commands.add_parser(
@@ -677,7 +683,10 @@ def _train(args: argparse.Namespace) -> int:
             f"buffer file not found: {path} (collect one with `sweetrl collect --out "
             f"FILE.jsonl`, or give an official trajectory file: {missing_trajectory_file_hint()})"
         )
-    buffer = TrajectoryBuffer.read(path)  # either format; every record checked before training
+    # Either format, every record checked before training; an official file without
+    # rewards is scored as the config's environment scores.
+    scoring = config.env.scoring if config.env.id != FRONTEND else None
+    buffer = TrajectoryBuffer.read(path, scoring=scoring)
     if not len(buffer):
         raise ValueError(f"{path} holds no episodes")
     out = Path(args.out)
@@ -732,7 +741,9 @@ def _eval(args: argparse.Namespace) -> int:
     if not process_state().is_main_process:  # every process has the same metrics; one reports them
         return 0
     name = args.agent or config.policy.model
-    print(f"{name} on {num_tasks} {args.split} tasks of {config.env.id}:")
+    scoring = config.env.scoring if config.env.id != FRONTEND else None
+    scored = f", scoring {scoring!r}" if scoring else ""
+    print(f"{name} on {num_tasks} {args.split} tasks of {config.env.id}{scored}:")
     _print_metrics(metrics)
     if args.out:
         out = Path(args.out)
@@ -742,6 +753,7 @@ def _eval(args: argparse.Namespace) -> int:
             "env": config.env.id,
             "split": args.split,
             "config": config.name,
+            "scoring": scoring,
             "metrics": metrics,
         }
         out.write_text(json.dumps(record, indent=2) + "\n")
@@ -754,6 +766,10 @@ def _compare(args: argparse.Namespace) -> int:
 
     config = _load(args)
     out = Path(args.out or Path("runs") / "compare" / config.name)
+    if not _prerequisites_found(config, check=args.check):
+        return 1
+    if args.check:
+        return 0
     if config.seeds:
         from benchmarks.harness.pool import render_pooled
         from benchmarks.harness.seeds import run_seeds
@@ -781,6 +797,30 @@ def _compare(args: argparse.Namespace) -> int:
         for line in compare_to_baseline(results):
             print(line)
     return 0
+
+
+def _prerequisites_found(config: ComparisonConfig, *, check: bool) -> bool:
+    """Check every prerequisite of ``config`` at once, before any folder is made; say what lacks."""
+    from benchmarks.harness.prerequisites import (
+        describe_items,
+        describe_missing,
+        missing_prerequisites,
+    )
+
+    missing = missing_prerequisites(config)
+    if not process_state().is_main_process:
+        return not missing
+    if missing and check:
+        print(describe_missing(missing))
+    elif missing:
+        print("\n".join(describe_items(missing)), file=sys.stderr)
+        _say_error(
+            f"{len(missing)} prerequisite(s) missing (listed above), nothing was started; "
+            "`sweetrl compare --check` lists them without starting anything"
+        )
+    elif check:
+        print(f"all prerequisites found for config {config.name!r}")
+    return not missing
 
 
 def _pool(args: argparse.Namespace) -> int:

@@ -1,4 +1,4 @@
-"""Parsing agent messages the way the official ColBench environment does."""
+"""Parsing agent messages: what the human sees, whether the agent answers, and its answer."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ __all__ = [
     "ParsedAction",
     "extract_html",
     "parse_action",
+    "parse_action_official",
     "strip_code_fences",
 ]
 
@@ -44,9 +45,10 @@ class ParsedAction:
 def parse_action(action: str) -> ParsedAction:
     """Split an agent message into what the human sees and, if present, the final answer.
 
-    Official semantics: if the message contains ``OUTPUT:``, only the text after the
-    first ``OUTPUT:`` counts; if what counts contains ``I WANT TO ANSWER:``, the text
-    after it is the final answer and the episode ends.
+    Our semantics: if the message contains ``OUTPUT:``, only the text after the first
+    ``OUTPUT:`` counts; if what counts contains ``I WANT TO ANSWER:``, the text after it
+    (stripped) is the final answer and the episode ends. The official environment cuts
+    differently: see :func:`parse_action_official`.
 
     Args:
         action: The agent's raw message.
@@ -63,11 +65,34 @@ def parse_action(action: str) -> ParsedAction:
     return ParsedAction(message=message.strip(), is_answer=False, answer=None)
 
 
+def parse_action_official(action: str) -> ParsedAction:
+    """Split an agent message as the official ColBench environment does.
+
+    What counts is the text between the first and the second ``OUTPUT:`` (the whole
+    message without one); the answer is the text between the first and the second
+    ``I WANT TO ANSWER:`` in it. Nothing is stripped: an answer that starts on the
+    marker's own line keeps the text after the marker on its first line.
+
+    Args:
+        action: The agent's raw message.
+
+    Returns:
+        The parsed action; ``message`` is the official ``content`` of the turn.
+
+    """
+    if OUTPUT_MARKER in action:
+        action = action.split(OUTPUT_MARKER)[1]
+    if ANSWER_MARKER in action:
+        return ParsedAction(message=action, is_answer=True, answer=action.split(ANSWER_MARKER)[1])
+    return ParsedAction(message=action, is_answer=False, answer=None)
+
+
 def strip_code_fences(text: str) -> str:
     """Remove Markdown code-fence lines (```` ``` ```` / ```` ```python ````) from an answer.
 
-    Code outside fences is kept, so an answer that mixes a sentence with a fenced block
-    is scored on everything that is left, as the official scorer does.
+    Our scoring's rule: code outside fences is kept, so an answer that mixes a sentence
+    with a fenced block is scored on everything that is left (the official evaluator
+    keeps only the first block instead: :mod:`sweetrl_gym.sandbox.scoring`).
     """
     return _FENCE_LINE.sub("", text).strip("\n")
 

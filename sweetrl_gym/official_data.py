@@ -54,8 +54,7 @@ def download_command(*files: str) -> str:
 
     """
     return (
-        f"huggingface-cli download {HUB_DATASET} {' '.join(files)} --repo-type dataset "
-        "--local-dir data/colbench"
+        f"hf download {HUB_DATASET} {' '.join(files)} --repo-type dataset --local-dir data/colbench"
     )
 
 

@@ -21,6 +21,7 @@ record): what to call on a file a user hands in, such as the published offline d
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import json
@@ -247,15 +248,22 @@ class Trajectory:
         return record
 
     @classmethod
-    def from_official(cls, record: Mapping[str, Any], where: str = "record") -> Trajectory:
+    def from_official(
+        cls, record: Mapping[str, Any], where: str = "record", *, reward: float | None = None
+    ) -> Trajectory:
         """Build a trajectory from one official sweet_rl record.
 
         Turns get reward 0 but the last, which gets the record's reward. The task id is
         the one :func:`sweetrl_gym.tasks.load_backend_tasks` gives the same task record.
+        A Frontend record whose ``answer`` is ``null`` (the official page failed to
+        render) reads as no page (``answer == ""``).
 
         Args:
             record: ``{"task", "dialogue_history", "answer", "reward"}``.
             where: Location for error messages (``"file.jsonl:12"``).
+            reward: The reward of a record without one (the official simulation writes
+                none), scored by the caller (:meth:`TrajectoryBuffer.read` with
+                ``scoring=``).
 
         Raises:
             TrajectoryFormatError: If a field is missing or has the wrong type.
@@ -266,10 +274,14 @@ class Trajectory:
         if not isinstance(record, Mapping):
             raise TrajectoryFormatError(f"{where}: expected a JSON object")
         missing = [key for key in _OFFICIAL_KEYS if key not in record]
+        if missing == ["reward"] and reward is not None:
+            missing = []
         if missing:
             unscored = (
-                " (an unscored record: score its answer first, as the official "
-                "scripts/evaluate_code.py does)"
+                " (an unscored record, as the official simulate_interactions.py writes "
+                "them: read the file with a scoring to score its answers on load, "
+                "TrajectoryBuffer.read(path, scoring='official'); a comparison's "
+                "data.trajectories is scored with env.scoring)"
                 if missing == ["reward"]
                 else ""
             )
@@ -321,7 +333,8 @@ class Trajectory:
                 if unknown:
                     extras[str(index)] = unknown
             messages.append({"role": entry["role"], "content": content})
-        reward = _number(record["reward"], f"{where}: reward")
+        if reward is None:
+            reward = _number(record["reward"], f"{where}: reward")
         if turns:
             turns[-1].reward = reward
             turns[-1].done = True
@@ -337,7 +350,8 @@ class Trajectory:
             messages=messages,
             reward=reward,
             success=reward >= 1.0,
-            answer=_text(record["answer"], f"{where}: answer"),
+            # null: an official Frontend page that failed to render, i.e. no page.
+            answer="" if record["answer"] is None else _text(record["answer"], f"{where}: answer"),
             reference=reference,
             task=dict(task),
             metadata=metadata,
@@ -475,7 +489,7 @@ class TrajectoryBuffer(Sequence[Trajectory]):
         return cls(_parse(path, Trajectory.from_dict))
 
     @classmethod
-    def read(cls, path: str | Path) -> TrajectoryBuffer:
+    def read(cls, path: str | Path, *, scoring: str | None = None) -> TrajectoryBuffer:
         """Read a trajectory file in either format, told apart by its first record.
 
         A record with ``"format": "sweetrl-gym/trajectory/v1"`` is ours (:meth:`save`,
@@ -487,6 +501,10 @@ class TrajectoryBuffer(Sequence[Trajectory]):
 
         Args:
             path: A ``.jsonl`` or ``.jsonl.gz`` file; an empty one gives an empty buffer.
+            scoring: How to score official Backend records that have no ``reward`` (the
+                official ``simulate_interactions.py`` writes none): ``"ours"`` or
+                ``"official"``, as ``ColBench-Backend-v0`` scores (``None``: such a
+                record is refused, with how to score it).
 
         Raises:
             FileNotFoundError: If there is no such file.
@@ -496,7 +514,7 @@ class TrajectoryBuffer(Sequence[Trajectory]):
         """
         kind = trajectory_file_format(path)
         if kind == OFFICIAL_FILE:
-            return cls.from_official_jsonl(path)
+            return cls.from_official_jsonl(path, scoring=scoring)
         return cls.load(path)  # ours, or an empty file
 
     # -- Hugging Face datasets ------------------------------------------------------
@@ -549,17 +567,38 @@ class TrajectoryBuffer(Sequence[Trajectory]):
     # -- official sweet_rl JSONL --------------------------------------------------
 
     @classmethod
-    def from_official_jsonl(cls, path: str | Path) -> TrajectoryBuffer:
+    def from_official_jsonl(
+        cls, path: str | Path, *, scoring: str | None = None
+    ) -> TrajectoryBuffer:
         """Read the official sweet_rl trajectory file (e.g. the published offline data).
 
         Best-of-k files keep their row order (repeat ``j`` of task ``i`` at row
         ``num_tasks * j + i``); :meth:`group_by_task` collects the repeats.
 
+        Args:
+            path: The file.
+            scoring: How to score Backend records without ``reward`` (see :meth:`read`);
+                such a trajectory's ``metadata["scored_on_load"]`` names the scoring.
+
         Raises:
             TrajectoryFormatError: Naming the file and line of a bad record.
 
         """
-        return cls(_parse(path, Trajectory.from_official, pass_where=True))
+        if scoring is None:
+            return cls(_parse(path, Trajectory.from_official, pass_where=True))
+        from sweetrl_gym.sandbox import check_scoring
+
+        check_scoring(scoring)
+        records = list(_records(path))
+        rewards = _score_unscored(records, scoring)
+        out = []
+        for index, (where, record) in enumerate(records):
+            with _located(path, where):
+                trajectory = Trajectory.from_official(record, where, reward=rewards.get(index))
+            if index in rewards:
+                trajectory.metadata["scored_on_load"] = scoring
+            out.append(trajectory)
+        return cls(out)
 
     def to_official_jsonl(self, path: str | Path) -> Path:
         """Write the buffer in the official sweet_rl trajectory format.
@@ -669,6 +708,56 @@ def _parse(
     *,
     pass_where: bool = False,
 ) -> list[Trajectory]:
+    out = []
+    for where, record in _records(path):
+        with _located(path, where):
+            out.append(build(record, where) if pass_where else build(record))
+    return out
+
+
+@contextlib.contextmanager
+def _located(path: str | Path, where: str) -> Iterator[None]:
+    """Prefix a record's format error with its file and line (unless it has them)."""
+    try:
+        yield
+    except TrajectoryFormatError as exc:
+        message = str(exc)
+        raise TrajectoryFormatError(
+            message if message.startswith(str(path)) else f"{where}: {message}"
+        ) from exc
+
+
+def _score_unscored(records: list[tuple[str, Any]], scoring: str) -> dict[int, float]:
+    """Score the answers of official Backend records without ``reward``, in one batch."""
+    from sweetrl_gym.sandbox import default_sandbox
+    from sweetrl_gym.tasks.loaders import TaskFormatError, task_from_record
+
+    jobs, indices = [], []
+    for index, (where, record) in enumerate(records):
+        if not isinstance(record, Mapping) or "reward" in record:
+            continue
+        if any(key not in record for key in _OFFICIAL_KEYS if key != "reward"):
+            continue  # not a record the official scripts write: from_official says why
+        answer = record.get("answer")
+        try:
+            task = task_from_record(record.get("task"), where=where)
+        except TaskFormatError as exc:
+            raise TrajectoryFormatError(
+                f"{where}: no 'reward', and only Backend records are scored on load "
+                f"({exc}); score the file with the official scripts first"
+            ) from exc
+        if not isinstance(answer, str):
+            raise TrajectoryFormatError(f"{where}: answer must be a string to be scored")
+        # The file holds the answer as the official env cut it; ours strips it first.
+        code = answer if scoring == "official" else answer.strip()
+        jobs.append((code, task.ground_truth, task.test_cases))
+        indices.append(index)
+    reports = default_sandbox().run_tests_many(jobs, scoring=scoring) if jobs else []
+    return {index: report.fraction for index, report in zip(indices, reports)}
+
+
+def _records(path: str | Path) -> Iterator[tuple[str, Any]]:
+    """Yield ``(file:line, decoded JSON)`` for every non-blank line of a JSONL file."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no trajectory file at {path}")
@@ -679,7 +768,6 @@ def _parse(
             lines = list(file)
     except (UnicodeDecodeError, gzip.BadGzipFile, EOFError, zlib.error) as exc:
         raise TrajectoryFormatError(f"{path}: not a UTF-8 JSONL trajectory file ({exc})") from exc
-    out = []
     for number, line in enumerate(lines, start=1):
         where = f"{path}:{number}"
         if not line.strip():
@@ -688,14 +776,7 @@ def _parse(
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             raise TrajectoryFormatError(f"{where}: not valid JSON ({exc.msg})") from exc
-        try:
-            out.append(build(record, where) if pass_where else build(record))
-        except TrajectoryFormatError as exc:
-            message = str(exc)
-            raise TrajectoryFormatError(
-                message if message.startswith(str(path)) else f"{where}: {message}"
-            ) from exc
-    return out
+        yield where, record
 
 
 def _text(value: Any, what: str) -> str:

@@ -299,3 +299,35 @@ def test_read_names_the_line_of_a_bad_record_after_a_good_one(tmp_path):
         TrajectoryBuffer.read(path)
     with pytest.raises(FileNotFoundError, match="no trajectory file"):
         TrajectoryBuffer.read(tmp_path / "missing.jsonl")
+
+
+def test_an_unscored_official_file_is_scored_on_load_with_the_scoring_given(tmp_path):
+    task = {
+        "problem_description": "Write f",
+        "ground_truth": "import math\ndef f():\n    return math.floor(1.5)\n",
+        "test_cases": {"test1": "f()"},
+    }
+    record = {k: v for k, v in official_record(task).items() if k != "reward"}
+    # The answer as the official env cuts it: unstripped, on the marker's line.
+    answers = ["\ndef f():\n    return 1\n", " def f():\n    return 1\n"]
+    path = tmp_path / "simulated.jsonl"
+    path.write_text("".join(json.dumps({**record, "answer": a}) + "\n" for a in answers))
+    with pytest.raises(TrajectoryFormatError, match=r"scoring='official'"):
+        TrajectoryBuffer.read(path)
+    ours = TrajectoryBuffer.read(path, scoring="ours")
+    assert [t.reward for t in ours] == [1.0, 1.0]
+    assert ours[0].success and ours[0].turns[-1].reward == 1.0
+    assert ours[0].metadata["scored_on_load"] == "ours"
+    # Officially the reference's top-level import is not seen inside f: nobody passes.
+    assert [t.reward for t in TrajectoryBuffer.read(path, scoring="official")] == [0.0, 0.0]
+    with pytest.raises(ValueError, match="did you mean 'official'"):
+        TrajectoryBuffer.read(path, scoring="oficial")
+
+
+def test_an_official_html_record_whose_page_failed_to_render_reads_as_no_page(tmp_path):
+    task = {"problem_description": "A bakery page", "ground_truth": "<html></html>"}
+    record = {**official_record(task), "answer": None, "reward": 0.0}
+    path = tmp_path / "html.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    (trajectory,) = TrajectoryBuffer.read(path)
+    assert trajectory.answer == "" and trajectory.reward == 0.0

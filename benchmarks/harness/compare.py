@@ -72,6 +72,7 @@ __all__ = [
     "run_comparison",
     "settings_of",
     "task_set_hash",
+    "with_new_defaults",
 ]
 
 _FRONTEND = "ColBench-Frontend-v0"
@@ -96,11 +97,15 @@ def env_kwargs(config: ComparisonConfig, split: str) -> dict[str, Any]:
     kwargs: dict[str, Any] = {"max_turns": env.max_turns, "tasks": _tasks(config, split)}
     if env.turn_notice:
         kwargs["turn_notice"] = True
+    if env.scoring != "ours":
+        kwargs["scoring"] = env.scoring
     if env.id == _FRONTEND:
         # Three pages a lockstep environment (target, latest, previous) stay rendered.
         num_envs = (config.data if split == "train" else config.eval).num_envs
         kwargs["render_cache"] = 3 * num_envs
         kwargs["similarity"] = env.similarity
+        if env.answer != "final_message":
+            kwargs["answer"] = env.answer
         if env.clip_model:
             kwargs["clip_model"] = env.clip_model
     if env.simulator == "openai":
@@ -295,7 +300,9 @@ def read_training_file(config: ComparisonConfig) -> TrainingFile | None:
         raise FileNotFoundError(
             f"data.trajectories: no file at {path} ({missing_trajectory_file_hint()})"
         )
-    buffer = TrajectoryBuffer.read(path)
+    # Records the official simulation wrote carry no reward: scored here as the env scores.
+    scoring = config.env.scoring if config.env.id != _FRONTEND else None
+    buffer = TrajectoryBuffer.read(path, scoring=scoring)
     if not len(buffer):
         raise ValueError(f"data.trajectories: {path} holds no episodes")
     for index, trajectory in enumerate(buffer):
@@ -807,6 +814,8 @@ def _run_comparison(
             "train": {"tasks": len(train_tasks), "sha256": task_set_hash(train_tasks)},
             "test": {"tasks": len(test_tasks), "sha256": task_set_hash(test_tasks)},
         },
+        # Which rules produced the Backend numbers ("ours" or "official", the paper's).
+        "scoring": config.env.scoring if config.env.id != _FRONTEND else None,
         "base": base,
         "warm_start": warm["summary"] if warm is not None else None,
         "demonstrations": list(config.data.demonstrations),
@@ -975,7 +984,7 @@ def _claim(out: Path, record: Mapping[str, Any]) -> bool:
     tasks. So does one that turns gradient checkpointing on or off (the memory a fit
     takes, not what it computes) or gives the simulated human's server more time
     (``env.simulator_timeout_s``). A folder written before a setting existed resumes too
-    when the setting is at its default (:func:`_with_new_defaults`). Every process checks
+    when the setting is at its default (:func:`with_new_defaults`). Every process checks
     before the main process writes, so all refuse or none does.
 
     Returns:
@@ -987,7 +996,7 @@ def _claim(out: Path, record: Mapping[str, Any]) -> bool:
     text = json.dumps(record, indent=2, sort_keys=True) + "\n"
     current = json.loads(text)  # as it reads back from the file (tuples become lists)
     written = json.loads(path.read_text()) if path.exists() else None
-    stored = _with_new_defaults(written) if written is not None else None
+    stored = with_new_defaults(written) if written is not None else None
     if stored is not None and stored != current and not _resumable_change(stored, current):
         raise ValueError(
             f"{out} holds a run of another config ({path}); use a new --out folder, or "
@@ -1029,7 +1038,7 @@ def _claim_training_file(out: Path, record: Mapping[str, Any]) -> None:
     state.wait_for_everyone()
 
 
-def _with_new_defaults(stored: dict[str, Any]) -> dict[str, Any]:
+def with_new_defaults(stored: dict[str, Any]) -> dict[str, Any]:
     """Fill in the settings of its sections a stored config predates, at their defaults.
 
     A run folder written before a setting existed ran with what is now its default, so a

@@ -238,8 +238,10 @@ class EnvConfig(_Settings):
     simulator_max_tokens: int = 0
     """Most tokens a human's reply (0: the format's own, ours 256, official 4,096)."""
     simulator_on_error: str = "raise"
-    """A failed human: ``"raise"`` (no data point) or ``"no_response"`` (the official
-    code's: the human says "No response." and the episode goes on)."""
+    """A failed human: ``"raise"`` (no data point: the run stops, naming the endpoint,
+    and resumes from its last finished episode), ``"official"`` (the official code's
+    rule: "No response." on HTTP 400, a refused request; any other failure raises) or
+    ``"no_response"`` ("No response." on any failure, and the episode goes on)."""
     simulator_timeout_s: float = 60.0
     """Seconds the ``"openai"`` human's client waits on its server before it retries. A
     server that answers one request at a time queues every env's: give it the time
@@ -254,10 +256,17 @@ class EnvConfig(_Settings):
     """Backend only: bundled task families to keep (``[]``: all)."""
     turn_notice: bool = False
     """Not official: the human's replies say how many turns are left."""
+    scoring: str = "ours"
+    """Backend only: how a final answer is scored, ``"ours"`` (whether it computes what
+    the reference computes) or ``"official"`` (the official evaluator's rules: the
+    paper's metric; docs/environments.md says how they differ)."""
     similarity: str = "perceptual"
     """Frontend only: ``"perceptual"`` (offline, no weights) or ``"clip"`` (the paper's score)."""
     clip_model: str = ""
     """The CLIP checkpoint of ``similarity = "clip"``: a local folder or a hub id."""
+    answer: str = "final_message"
+    """Frontend only: the page scored, ``"final_message"`` (the final message's page; none:
+    a black image) or ``"last_page"`` (the official: the last page sent in any turn)."""
 
     def _check(self) -> None:
         _check_positive("env", self, "max_turns")
@@ -266,6 +275,7 @@ class EnvConfig(_Settings):
         if self.simulator not in ("default", "openai"):
             raise ConfigError("env.simulator must be 'default' or 'openai'")
         self._check_similarity()
+        self._check_scoring()
         if self.simulator == "openai" and not self.simulator_base_url:
             raise ConfigError(
                 "env.simulator = 'openai' needs env.simulator_base_url and simulator_model"
@@ -274,6 +284,12 @@ class EnvConfig(_Settings):
 
     def _check_similarity(self) -> None:
         similarity, clip_model = self.similarity, self.clip_model
+        if self.answer not in ("final_message", "last_page"):
+            raise ConfigError(
+                f"env.answer must be 'final_message' or 'last_page', got {self.answer!r}"
+            )
+        if self.answer != "final_message" and self.id != "ColBench-Frontend-v0":
+            raise ConfigError("env.answer chooses the scored page of ColBench-Frontend-v0")
         if similarity not in ("perceptual", "clip"):
             raise ConfigError(f"env.similarity must be 'perceptual' or 'clip', got {similarity!r}")
         if similarity == "clip" and not clip_model:
@@ -288,6 +304,16 @@ class EnvConfig(_Settings):
                 "env.similarity = 'clip' scores Frontend pages (ColBench-Frontend-v0)"
             )
 
+    def _check_scoring(self) -> None:
+        from sweetrl_gym.sandbox import check_scoring
+
+        try:
+            check_scoring(self.scoring)
+        except ValueError as exc:
+            raise ConfigError(f"env.{exc}") from None
+        if self.scoring != "ours" and self.id == "ColBench-Frontend-v0":
+            raise ConfigError("env.scoring chooses how ColBench-Backend-v0 scores answers")
+
     def _check_simulator_request(self) -> None:
         """Check the ``openai`` human's request settings (the prompt file is read when used)."""
         from sweetrl_gym.official_data import HUMAN_PROMPT_FILES, REPOSITORY
@@ -299,8 +325,11 @@ class EnvConfig(_Settings):
                 f"env.simulator_prompt_format must be one of {PROMPT_FORMATS}, "
                 f"got {prompt_format!r}"
             )
-        if self.simulator_on_error not in ("raise", "no_response"):
-            raise ConfigError("env.simulator_on_error must be 'raise' or 'no_response'")
+        if self.simulator_on_error not in ("raise", "official", "no_response"):
+            raise ConfigError(
+                "env.simulator_on_error must be 'raise', 'official' or 'no_response', got "
+                f"{self.simulator_on_error!r}"
+            )
         if self.simulator_max_tokens < 0:
             raise ConfigError("env.simulator_max_tokens must be >= 0 (0: the format's own)")
         if not self.simulator_timeout_s > 0:
@@ -362,9 +391,14 @@ class PolicyConfig(_Settings):
     With neither server setting, generation is local; training always is."""
     server_concurrency: int = 32
     """Requests in flight per process."""
+    history: str = "raw"
+    """How the agent reads its own past messages: ``"raw"`` (as sent) or ``"content"``
+    (the official agent's: the text between the first and second ``OUTPUT:``)."""
 
     def _check(self) -> None:
         _check_positive("policy", self, "max_new_tokens")
+        if self.history not in ("raw", "content"):
+            raise ConfigError(f"policy.history must be 'raw' or 'content', got {self.history!r}")
         if not self.model.strip():
             raise ConfigError(
                 "policy.model must be 'default', 'tiny', a local model folder or a hub id"

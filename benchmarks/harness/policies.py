@@ -67,6 +67,7 @@ def build_policy(config: ComparisonConfig, *, evaluation: bool = False) -> Trans
         "seed": config.seed,
         "device": None if policy.device == "auto" else policy.device,
         "system_prompt": system_prompt(config),
+        "history": policy.history,
     }
     dtype, model = policy.dtype, policy.model
     if model == DEFAULT_MODEL:  # the agent's dtype default: bf16 where it is native
@@ -144,6 +145,7 @@ def saved_policy(
     policy.temperature = float(settings.eval_temperature if evaluation else settings.temperature)
     policy.max_new_tokens = settings.max_new_tokens
     policy.batch_size = settings.batch_size
+    policy.history = settings.history
     if settings.dtype != "auto":
         # Training keeps fp32 master weights; sampling runs in the configured dtype.
         policy.model.to(torch_dtype(settings.dtype))

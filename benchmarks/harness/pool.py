@@ -338,8 +338,11 @@ def _check_same_config(dirs: Sequence[Path], results: Sequence[Mapping[str, Any]
 def _computed_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """Return ``config`` without its seed, the methods it ran and run-only settings."""
     from algorithms import TrainingConfig
+    from benchmarks.harness.compare import with_new_defaults
     from benchmarks.harness.experiment_config import EnvConfig
 
+    # A run written before a setting existed ran it at its default.
+    config = with_new_defaults(dict(config))
     kept = {key: value for key, value in config.items() if key != "seed"}
     if isinstance(kept.get("methods"), Mapping):  # which ran, not how each is computed
         kept["methods"] = {key: value for key, value in kept["methods"].items() if key != "run"}

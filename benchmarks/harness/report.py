@@ -570,6 +570,8 @@ def _setup(results: Mapping[str, Any]) -> str:
         sentences.append(
             f"`{env.get('id', '?')}` with {human}; base model `{policy.get('model', '?')}`."
         )
+        if not is_frontend(results):
+            sentences.append(_scoring_sentence(env.get("scoring", "ours")))
     train, test = sets.get("train") or {}, sets.get("test") or {}
     samples = (config.get("data") or {}).get("samples_per_task", "?")
     eval_samples = (config.get("eval") or {}).get("samples_per_task", "?")
@@ -629,6 +631,19 @@ def _setup(results: Mapping[str, Any]) -> str:
     if stages:
         sentences.append(stages)
     return " ".join(sentences) or "not recorded."
+
+
+def _scoring_sentence(scoring: str) -> str:
+    """Say which rules scored the Backend answers (older runs had only ours)."""
+    if scoring == "official":
+        return (
+            'Answers scored by the official evaluator\'s rules (`env.scoring = "official"`, '
+            "the paper's metric)."
+        )
+    return (
+        f'Answers scored by our rules (`env.scoring = "{scoring}"`; the paper\'s metric '
+        'is `"official"`).'
+    )
 
 
 def _stage_times(times: Any) -> str:

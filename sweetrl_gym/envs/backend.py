@@ -2,16 +2,57 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from sweetrl_gym.actions import ParsedAction, parse_action_official
 from sweetrl_gym.envs.agent_prompts import BACKEND_AGENT_PROMPT
 from sweetrl_gym.envs.collaborative import CollaborativeEnv, check_max_turns
-from sweetrl_gym.sandbox import Sandbox, TestReport, default_sandbox
+from sweetrl_gym.sandbox import (
+    DEFAULT_SCORING,
+    Sandbox,
+    TestReport,
+    check_scoring,
+    default_sandbox,
+)
 from sweetrl_gym.simulators import RuleBasedSimulator, Simulator
 from sweetrl_gym.tasks import BackendTask, load_backend_tasks
-from sweetrl_gym.tasks.loaders import TaskSource
+from sweetrl_gym.tasks.loaders import TaskSource, task_from_record
 
-__all__ = ["ColBenchBackendEnv"]
+__all__ = ["ColBenchBackendEnv", "score_backend_answer"]
+
+
+def score_backend_answer(
+    answer: str,
+    task: BackendTask | Mapping[str, Any],
+    *,
+    scoring: str = DEFAULT_SCORING,
+    timeout_s: float = 1.0,
+    sandbox: Sandbox | None = None,
+) -> TestReport:
+    """Score a final answer against a task's hidden tests, as the environment does.
+
+    Args:
+        answer: The answer text (what follows ``I WANT TO ANSWER:``).
+        task: A :class:`~sweetrl_gym.tasks.BackendTask`, or an official task record
+            (``problem_description``, ``ground_truth``, ``test_cases``).
+        scoring: ``"ours"`` or ``"official"`` (see :mod:`sweetrl_gym.sandbox.scoring`).
+        timeout_s: Seconds each hidden test may run.
+        sandbox: The sandbox to score in (default: the shared one).
+
+    Returns:
+        The sandbox's report; its ``fraction`` is the reward.
+
+    Raises:
+        ValueError: ``scoring`` names no scoring rule.
+        sweetrl_gym.tasks.TaskFormatError: The record is not a Backend task.
+
+    """
+    check_scoring(scoring)
+    if not isinstance(task, BackendTask):
+        task = task_from_record(task)
+    sandbox = sandbox if sandbox is not None else default_sandbox()
+    return sandbox.run_tests(answer, task.ground_truth, task.test_cases, timeout_s, scoring=scoring)
 
 
 class ColBenchBackendEnv(CollaborativeEnv):
@@ -23,7 +64,9 @@ class ColBenchBackendEnv(CollaborativeEnv):
     ``max_turns`` agent messages the last one is the answer. If a message contains
     ``OUTPUT:``, only the text after the first ``OUTPUT:`` counts. The answer runs in
     the sandbox against the hidden tests; the final reward is the fraction passed
-    (every other step: 0).
+    (every other step: 0). ``scoring="official"`` cuts the answer and scores it as
+    the official evaluator does (the paper's metric; see
+    :mod:`sweetrl_gym.sandbox.scoring`).
 
     ``info`` on every step: ``messages`` (the whole chat, OpenAI format, agent messages
     as sent), ``turn`` (agent messages so far), ``task_id`` and ``reference`` — the
@@ -40,7 +83,10 @@ class ColBenchBackendEnv(CollaborativeEnv):
         render_mode: ``"ansi"`` (``render()`` returns the dialogue) or ``"human"``
             (prints it).
         timeout_s: Seconds each hidden test may run.
-        official_parity: Score with the official comparison rule.
+        scoring: ``"ours"`` (default: whether the answer computes what the reference
+            computes) or ``"official"`` (the official evaluator's rules: the answer cut
+            between the markers unstripped, its banned substrings, its first code
+            block, both codes run inside a function scope, ``==`` on outputs).
         max_reply_chars: The human's replies are cut to this length (official: 400).
         turn_notice: End each reply of the human with how many agent messages are left
             ("(2 messages left.)"; with one: that it is the final answer). Not official.
@@ -62,12 +108,13 @@ class ColBenchBackendEnv(CollaborativeEnv):
         max_turns: int = 10,
         render_mode: str | None = None,
         timeout_s: float = 1.0,
-        official_parity: bool = False,
+        scoring: str = DEFAULT_SCORING,
         max_reply_chars: int = 400,
         turn_notice: bool = False,
         sandbox: Sandbox | None = None,
     ):
         check_max_turns(max_turns)  # before the tasks load
+        self.scoring = check_scoring(scoring)
         tasks_: list[BackendTask] = load_backend_tasks(
             "bundled" if tasks is None else tasks, split=split
         )
@@ -81,20 +128,23 @@ class ColBenchBackendEnv(CollaborativeEnv):
             turn_notice=turn_notice,
         )
         self.timeout_s = timeout_s
-        self.official_parity = official_parity
         self._sandbox = sandbox
 
+    def _parse(self, action: str) -> ParsedAction:
+        if self.scoring == "official":
+            return parse_action_official(action)
+        return super()._parse(action)
+
     def _finish(self, answer: str) -> tuple[float, dict[str, Any]]:
-        task = self.task
-        sandbox = self._sandbox if self._sandbox is not None else default_sandbox()
-        report: TestReport = sandbox.run_tests(
+        report = score_backend_answer(
             answer,
-            task.ground_truth,
-            task.test_cases,
-            self.timeout_s,
-            official_parity=self.official_parity,
+            self.task,
+            scoring=self.scoring,
+            timeout_s=self.timeout_s,
+            sandbox=self._sandbox,
         )
         details = {
+            "scoring": self.scoring,
             "success": report.success,
             "tests_passed": report.passed,
             "tests_total": report.total,

@@ -165,7 +165,7 @@ class CollaborativeEnv(gym.Env[str, str]):
             )
         self._turn += 1
         self._messages.append({"role": "assistant", "content": action})
-        parsed = parse_action(action)
+        parsed = self._parse(action)
         self._on_message(parsed)
         limit = self._turn >= self.max_turns
         if parsed.is_answer or limit:
@@ -196,6 +196,10 @@ class CollaborativeEnv(gym.Env[str, str]):
                 f"{type(reply).__name__}, not str"
             )
         return reply.strip()[: self.max_reply_chars]
+
+    def _parse(self, action: str) -> ParsedAction:
+        """Cut an agent message into what counts and the answer (our rule by default)."""
+        return parse_action(action)
 
     def _on_reset(self) -> None:
         """Prepare the new episode's task (called by :meth:`reset`)."""

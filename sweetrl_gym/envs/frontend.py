@@ -16,9 +16,12 @@ from sweetrl_gym.envs.agent_prompts import FRONTEND_AGENT_PROMPT
 from sweetrl_gym.envs.collaborative import CollaborativeEnv, check_max_turns
 from sweetrl_gym.simulators import PageSketch, Simulator, SimulatorError
 
-__all__ = ["ColBenchFrontendEnv"]
+__all__ = ["ANSWERS", "ColBenchFrontendEnv"]
 
 Similarity = Callable[[Image.Image, Image.Image], float]
+
+ANSWERS = ("final_message", "last_page")
+"""Which page an episode is scored on: the final message's, or the last one sent."""
 
 
 class ColBenchFrontendEnv(CollaborativeEnv):
@@ -29,9 +32,12 @@ class ColBenchFrontendEnv(CollaborativeEnv):
     who has a target design in mind, answers with the most outstanding differences
     between the two pages. ``I WANT TO ANSWER:`` followed by a page ends the episode
     (after ``max_turns`` messages the last one is the answer); the final reward is the
-    visual similarity of the final page to the target (every other step: 0). A missing
-    page, or one that cannot be rendered, scores as a black image, as in the official
-    scorer.
+    visual similarity of the answer's page to the target (every other step: 0). Which
+    page that is, ``answer`` says: with ``"final_message"`` (the default) the page of the
+    final message; with ``"last_page"`` (the official environment's) the last page the
+    agent sent in any turn, so a final message without a page keeps the one before. A
+    missing page, or one that cannot be rendered, scores as a black image, as in the
+    official scorer.
 
     ``info`` on every step: ``messages``, ``turn``, ``task_id``, ``screenshot`` (PNG
     path of the agent's latest rendered page, ``None`` before the first) and
@@ -65,6 +71,11 @@ class ColBenchFrontendEnv(CollaborativeEnv):
         turn_notice: End each reply of the human with how many agent messages are left
             ("(2 messages left.)"; with one: that it is the final answer). Not official.
         success_threshold: Similarity that counts as a success.
+        answer: ``"final_message"``: the final message's page is scored (a final
+            message without one scores as a black image: the answer is what the agent
+            says it is). ``"last_page"``: the last page sent in any turn, as the official
+            environment keeps it (its ``answer`` is each page rendered, replaced by the
+            next; a page that does not render replaces it with none).
         render_cache: Pages the renderer keeps rendered, at least (its cache only grows,
             as several environments share it). Each environment stepped at once needs
             about three (its target, the agent's latest page, the page before): with 32
@@ -96,6 +107,7 @@ class ColBenchFrontendEnv(CollaborativeEnv):
         turn_notice: bool = False,
         success_threshold: float = 0.9,
         render_cache: int | None = None,
+        answer: str = "final_message",
     ):
         from sweetrl_gym.render import default_renderer
         from sweetrl_gym.similarity import make_similarity
@@ -103,6 +115,8 @@ class ColBenchFrontendEnv(CollaborativeEnv):
         from sweetrl_gym.tasks import load_frontend_tasks
 
         check_max_turns(max_turns)  # before the tasks load and the browser starts
+        if answer not in ANSWERS:
+            raise ValueError(f"answer must be one of {ANSWERS}, got {answer!r}")
         if not 0.0 <= success_threshold <= 1.0:
             raise ValueError(f"success_threshold must be in [0, 1], got {success_threshold}")
         if render_cache is not None and (
@@ -124,6 +138,7 @@ class ColBenchFrontendEnv(CollaborativeEnv):
             turn_notice=turn_notice,
         )
         self.success_threshold = success_threshold
+        self.answer = answer
         self._own_dir = screenshot_dir is None
         self._screenshot_dir = Path(screenshot_dir) if screenshot_dir is not None else None
         self._target: Image.Image | None = None
@@ -158,9 +173,12 @@ class ColBenchFrontendEnv(CollaborativeEnv):
     def _on_message(self, parsed: ParsedAction) -> None:
         from sweetrl_gym.render import RenderError
 
-        html = extract_html(parsed.answer if parsed.is_answer else parsed.message)
+        last_page = self.answer == "last_page"
+        # The official environment looks for the page in all that counts of the message.
+        text = parsed.answer if parsed.is_answer and not last_page else parsed.message
+        html = extract_html(text)
         if html is None:
-            if parsed.is_answer or self._turn >= self.max_turns:
+            if not last_page and (parsed.is_answer or self._turn >= self.max_turns):
                 # The final message has no page: it scores as a missing page.
                 self._latest, self._latest_path, self._latest_error = None, None, None
             return

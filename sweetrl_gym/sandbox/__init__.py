@@ -12,13 +12,17 @@ from sweetrl_gym.sandbox.runner import (
     default_sandbox,
     run_tests,
 )
+from sweetrl_gym.sandbox.scoring import DEFAULT_SCORING, SCORINGS, check_scoring
 
 __all__ = [
+    "DEFAULT_SCORING",
+    "SCORINGS",
     "RaisedException",
     "Sandbox",
     "SandboxError",
     "TestReport",
     "TestResult",
+    "check_scoring",
     "default_sandbox",
     "outputs_match",
     "run_tests",

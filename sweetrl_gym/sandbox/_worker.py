@@ -383,6 +383,8 @@ def _run_child(job_fd, result_fd):
     start = job["start"]
     cpu = int(job["timeout_s"] * (len(calls) - start + 1)) + 2
     seccomp = _lock_down(job["memory_mb"], cpu)
+    if job.get("scope") == "function":
+        _run_in_function_scope(job["code"], calls, start, seccomp)
     module = types.ModuleType("__answer__")
     module.__dict__["__builtins__"] = builtins
     try:
@@ -403,15 +405,49 @@ def _run_child(job_fd, result_fd):
         except BaseException as exc:
             _write_line({"i": index, "raise": _exception_names(exc), "msg": _safe_str(exc)})
             continue
-        try:
-            record = {"i": index, "ok": encode(value)}
-        except _TooLarge:
-            record = {"i": index, "too_large": True}
-        except BaseException as exc:
-            record = {"i": index, "raise": _exception_names(exc), "msg": _safe_str(exc)}
-        _write_line(record)
+        _write_value(index, value)
     _write_line({"done": True})
     os._exit(0)
+
+
+def _run_in_function_scope(code, calls, start, seccomp):
+    """Run each call as the official evaluator does, then exit.
+
+    For every call the code is executed afresh with its own locals (``exec(code)``
+    inside a function), then the call is evaluated in the same scope. Names the code
+    defines at its top level land in those locals, which the code's own functions do
+    not see (they look names up in the globals): the official semantics. The globals
+    are shared by the calls, as the evaluator's module globals are.
+    """
+    _write_line({"module": "ok", "seccomp": seccomp})
+    shared_globals = {"__builtins__": builtins, "__name__": "__evaluator__"}
+    try:
+        compiled = compile(code, "<answer>", "exec")
+    except BaseException as exc:
+        compiled = exc
+    for index in range(start, len(calls)):
+        try:
+            if isinstance(compiled, BaseException):
+                raise compiled
+            scope = {"function_definition": code, "test_case": calls[index]}
+            exec(compiled, shared_globals, scope)
+            value = eval(calls[index], shared_globals, scope)
+        except BaseException as exc:
+            _write_line({"i": index, "raise": _exception_names(exc), "msg": _safe_str(exc)})
+            continue
+        _write_value(index, value)
+    _write_line({"done": True})
+    os._exit(0)
+
+
+def _write_value(index, value):
+    try:
+        record = {"i": index, "ok": encode(value)}
+    except _TooLarge:
+        record = {"i": index, "too_large": True}
+    except BaseException as exc:
+        record = {"i": index, "raise": _exception_names(exc), "msg": _safe_str(exc)}
+    _write_line(record)
 
 
 # ---------------------------------------------------------------------------------------

@@ -10,6 +10,8 @@ import math
 from numbers import Number
 from typing import Any
 
+from sweetrl_gym.sandbox.codec import Opaque, Tagged
+
 __all__ = ["RaisedException", "is_usable_reference", "outputs_match"]
 
 _REL_TOL = 1e-9
@@ -53,7 +55,7 @@ class RaisedException:
         return f"raise {name}({self.message!r})"
 
 
-def outputs_match(expected: Any, got: Any, *, official_parity: bool = False) -> bool:
+def outputs_match(expected: Any, got: Any, *, scoring: str = "ours") -> bool:
     """Return whether a candidate output ``got`` passes against the reference ``expected``.
 
     Default rule: Python ``==`` on plain data, except that floats (also inside
@@ -61,23 +63,25 @@ def outputs_match(expected: Any, got: Any, *, official_parity: bool = False) -> 
     returning ``None`` is an ordinary expected value, and a reference that raises is
     matched by a candidate raising the same exception type (or a subclass).
 
-    Official rule (``official_parity=True``): the test passes only when the reference
+    Official rule (``scoring="official"``): the test passes only when the reference
     returned something other than ``None``, neither side raised, and the outputs are
-    ``==`` — exactly the official ColBench evaluator's comparison.
+    ``==`` — the official ColBench evaluator's comparison. Values of classes the code
+    defines (dataclasses, enums, other objects) never match there: reference and
+    answer each define their own class, and their instances are not ``==``.
 
     Args:
         expected: The reference's output (or a :class:`RaisedException`).
         got: The candidate's output (or a :class:`RaisedException`).
-        official_parity: Use the official comparison rule.
+        scoring: ``"ours"`` or ``"official"``.
 
     Returns:
         Whether the test passes.
 
     """
-    if official_parity:
+    if scoring == "official":
         if expected is None or isinstance(expected, RaisedException):
             return False
-        if isinstance(got, RaisedException):
+        if isinstance(got, RaisedException) or _has_foreign_object(got):
             return False
         try:
             return bool(expected == got)
@@ -98,7 +102,7 @@ def outputs_match(expected: Any, got: Any, *, official_parity: bool = False) -> 
         return False
 
 
-def is_usable_reference(expected: Any, *, official_parity: bool = False) -> bool:
+def is_usable_reference(expected: Any, *, scoring: str = "ours") -> bool:
     """Return whether a reference output defines what a passing answer must produce.
 
     Under the official rule only a returned value other than ``None`` does. Under ours
@@ -109,8 +113,24 @@ def is_usable_reference(expected: Any, *, official_parity: bool = False) -> bool
     """
     if isinstance(expected, RaisedException):
         wanted = expected.type_names[0] if expected.type_names else ""
-        return not official_parity and (wanted in _POLICY_EXCEPTIONS or "." in wanted)
-    return not (official_parity and expected is None)
+        return scoring != "official" and (wanted in _POLICY_EXCEPTIONS or "." in wanted)
+    return not (scoring == "official" and expected is None)
+
+
+def _has_foreign_object(value: Any, depth: int = 0) -> bool:
+    """Whether a decoded value holds an instance of a class the executed code defined."""
+    if isinstance(value, (Tagged, Opaque)):
+        return True
+    if depth > 200:
+        return True
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return any(_has_foreign_object(item, depth + 1) for item in value)
+    if isinstance(value, dict):
+        return any(
+            _has_foreign_object(k, depth + 1) or _has_foreign_object(v, depth + 1)
+            for k, v in value.items()
+        )
+    return False
 
 
 def _close(a: Any, b: Any) -> bool:

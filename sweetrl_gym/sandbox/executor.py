@@ -54,12 +54,21 @@ class Outcome:
 
 @dataclass(frozen=True)
 class ExecutionSpec:
-    """Code to execute as a module, then call expressions to evaluate in it."""
+    """Code to execute, then call expressions to evaluate in it.
+
+    Attributes:
+        scope: ``"module"``: the code runs once as a module and every call is evaluated
+            in its namespace. ``"function"``: the official evaluator's semantics, the
+            code executed afresh inside a function scope for each call (see
+            :mod:`sweetrl_gym.sandbox.scoring`).
+
+    """
 
     code: str
     calls: tuple[str, ...]
     timeout_s: float
     memory_mb: int
+    scope: str = "module"
 
 
 @dataclass
@@ -153,6 +162,7 @@ class _Child:
                 "start": run.next,
                 "timeout_s": spec.timeout_s,
                 "memory_mb": spec.memory_mb,
+                "scope": spec.scope,
             }
         ).encode()
         job_r, self.job_fd = os.pipe()

@@ -22,6 +22,7 @@ from sweetrl_gym.sandbox.executor import (
     Zygote,
     execute,
 )
+from sweetrl_gym.sandbox.scoring import DEFAULT_SCORING, check_scoring, official_answer_code
 
 __all__ = ["Sandbox", "SandboxError", "TestReport", "TestResult", "run_tests"]
 
@@ -176,11 +177,11 @@ class Sandbox:
         test_cases: TestCases,
         timeout_s: float = 1.0,
         *,
-        official_parity: bool = False,
+        scoring: str = DEFAULT_SCORING,
     ) -> TestReport:
         """Run ``test_cases`` against an answer and the reference; see :func:`run_tests`."""
         return self.run_tests_many(
-            [(candidate, reference, test_cases)], timeout_s, official_parity=official_parity
+            [(candidate, reference, test_cases)], timeout_s, scoring=scoring
         )[0]
 
     def run_tests_many(
@@ -188,7 +189,7 @@ class Sandbox:
         jobs: Iterable[tuple[str, str, TestCases]],
         timeout_s: float = 1.0,
         *,
-        official_parity: bool = False,
+        scoring: str = DEFAULT_SCORING,
     ) -> list[TestReport]:
         """Score many ``(candidate, reference, test_cases)`` jobs in parallel.
 
@@ -196,17 +197,28 @@ class Sandbox:
             One :class:`TestReport` per job, in order.
 
         """
+        check_scoring(scoring)
         if not timeout_s > 0:
             raise ValueError(f"timeout_s must be positive, got {timeout_s!r}")
+        official = scoring == "official"
+        scope = "function" if official else "module"
         prepared = []
-        for candidate, reference, test_cases in jobs:
+        refused: dict[int, str] = {}  # job index -> why the official rules run no code
+        for index, (candidate, reference, test_cases) in enumerate(jobs):
             names, calls = _normalise_tests(test_cases)
-            prepared.append(
-                (_code(candidate, "candidate"), _code(reference, "reference"), names, calls)
-            )
+            if official:
+                code, reason = official_answer_code(_text(candidate, "candidate"))
+                if reason is not None:
+                    refused[index] = reason
+                    code = ""
+                cand = _bounded(code or "")
+                ref = _bounded(_text(reference, "reference"))
+            else:
+                cand, ref = _code(candidate, "candidate"), _code(reference, "reference")
+            prepared.append((cand, ref, names, calls))
 
         # References: from the cache, else executed (once per distinct reference).
-        ref_keys = [self._cache_key(ref, calls, timeout_s) for _, ref, _, calls in prepared]
+        ref_keys = [self._cache_key(ref, calls, timeout_s, scope) for _, ref, _, calls in prepared]
         with self._lock:  # a snapshot: other threads may evict entries meanwhile
             references = {key: self._cache[key] for key in ref_keys if key in self._cache}
             for key in references:
@@ -214,11 +226,16 @@ class Sandbox:
         missing: dict[str, ExecutionSpec] = {}
         for key, (_, ref, _, calls) in zip(ref_keys, prepared):
             if key not in references and key not in missing:
-                missing[key] = ExecutionSpec(ref, calls, timeout_s, self.memory_mb)
+                missing[key] = ExecutionSpec(ref, calls, timeout_s, self.memory_mb, scope)
         roles = [(spec, "reference") for spec in missing.values()]
+        # A refused answer runs nothing: its execution is an empty one marked failed.
+        candidate_at = [i for i in range(len(prepared)) if i not in refused]
         roles += [
-            (ExecutionSpec(cand, calls, timeout_s, self.memory_mb), "candidate")
-            for cand, _, _, calls in prepared
+            (
+                ExecutionSpec(prepared[i][0], prepared[i][3], timeout_s, self.memory_mb, scope),
+                "candidate",
+            )
+            for i in candidate_at
         ]
         try:
             executions = self._execute(roles)
@@ -229,17 +246,21 @@ class Sandbox:
         for key, result in zip(missing, executions[: len(missing)]):
             references[key] = result
             self._remember(key, result)
+        candidates = dict(zip(candidate_at, executions[len(missing) :]))
+        for index, reason in refused.items():
+            candidates[index] = Execution(module_error=reason)
         reports = []
-        for key, (_, _, names, calls), cand in zip(ref_keys, prepared, executions[len(missing) :]):
-            ref = references[key]
-            reports.append(_score(names, calls, ref, cand, official_parity))
+        for index, (key, (_, _, names, calls)) in enumerate(zip(ref_keys, prepared)):
+            reports.append(_score(names, calls, references[key], candidates[index], scoring))
         return reports
 
     def _execute(self, roles: list[tuple[ExecutionSpec, str]]) -> list[Execution]:
         return execute([(spec, self._zygote(role)) for spec, role in roles], self.max_parallel)
 
-    def _cache_key(self, reference: str, calls: tuple[str, ...], timeout_s: float) -> str:
-        payload = json.dumps([reference, calls, timeout_s, self.memory_mb])
+    def _cache_key(
+        self, reference: str, calls: tuple[str, ...], timeout_s: float, scope: str
+    ) -> str:
+        payload = json.dumps([reference, calls, timeout_s, self.memory_mb, scope])
         return hashlib.sha256(payload.encode()).hexdigest()
 
     def _remember(self, key: str, result: Execution) -> None:
@@ -250,12 +271,19 @@ class Sandbox:
                 self._cache.popitem(last=False)
 
 
-def _code(text: object, what: str) -> str:
+def _text(text: object, what: str) -> str:
     if not isinstance(text, str):
         raise TypeError(f"{what} must be a str of Python code, got {type(text).__name__}")
+    return text
+
+
+def _bounded(code: str) -> str:
     # An over-long answer is garbage, not an error: it simply cannot run.
-    code = strip_code_fences(text)
     return code if len(code) <= _MAX_CODE_CHARS else "raise MemoryError('answer too long')"
+
+
+def _code(text: object, what: str) -> str:
+    return _bounded(strip_code_fences(_text(text, what)))
 
 
 def _normalise_tests(test_cases: TestCases) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -292,7 +320,7 @@ def _score(
     calls: tuple[str, ...],
     ref: Execution,
     cand: Execution,
-    official_parity: bool,
+    scoring: str,
 ) -> TestReport:
     answer_error = None
     if cand.module_error is not None:
@@ -308,7 +336,7 @@ def _score(
         usable_ref = (
             expected is not None
             and expected.kind in ("value", "raise")
-            and is_usable_reference(expected.value, official_parity=official_parity)
+            and is_usable_reference(expected.value, scoring=scoring)
         )
         if not usable_ref:
             status, passed = "reference_error", False
@@ -318,7 +346,7 @@ def _score(
             kind = got.kind if got is not None else "crashed"
             status, passed = {"too_large": "output_too_large"}.get(kind, kind), False
         else:
-            passed = outputs_match(expected.value, got.value, official_parity=official_parity)
+            passed = outputs_match(expected.value, got.value, scoring=scoring)
             failed_as = "raised" if got.kind == "raise" else "wrong_output"
             status = "passed" if passed else failed_as
         results.append(
@@ -357,7 +385,7 @@ def run_tests(
     test_cases: TestCases,
     timeout_s: float = 1.0,
     *,
-    official_parity: bool = False,
+    scoring: str = DEFAULT_SCORING,
 ) -> TestReport:
     """Run hidden tests on an untrusted answer, comparing it with the reference.
 
@@ -365,7 +393,9 @@ def run_tests(
     fresh sandboxed process; each test expression is then evaluated in its namespace
     with a wall-clock limit of ``timeout_s`` (so an answer costs at most
     ``timeout_s`` per test plus one for the module). The reference runs the same way in
-    a different process. Code fences are stripped from both.
+    a different process. Code fences are stripped from both. ``scoring="official"``
+    scores as the official ColBench evaluator does instead (see
+    :mod:`sweetrl_gym.sandbox.scoring`), still in the sandbox.
 
     Args:
         candidate: The answer's Python source.
@@ -373,8 +403,10 @@ def run_tests(
         test_cases: ``{"name": "call expression"}`` (the official format) or a list of
             call expressions.
         timeout_s: Wall-clock seconds allowed per test (and for the module itself).
-        official_parity: Use the official ColBench comparison rule (see
-            :func:`~sweetrl_gym.sandbox.compare.outputs_match`) instead of ours.
+        scoring: ``"ours"`` (the default) or ``"official"``, the official evaluator's
+            rules: its banned substrings, its code-block extraction, execution inside
+            a function scope and its comparison (see
+            :func:`~sweetrl_gym.sandbox.compare.outputs_match`).
 
     Returns:
         A :class:`TestReport` with ``passed``, ``total``, ``fraction``, ``success`` and
@@ -382,9 +414,8 @@ def run_tests(
 
     Raises:
         TypeError: ``candidate``/``reference`` is not a str or the tests are malformed.
+        ValueError: ``scoring`` names no scoring rule.
         SandboxError: The sandbox itself could not run.
 
     """
-    return default_sandbox().run_tests(
-        candidate, reference, test_cases, timeout_s, official_parity=official_parity
-    )
+    return default_sandbox().run_tests(candidate, reference, test_cases, timeout_s, scoring=scoring)

@@ -29,7 +29,36 @@ logger = logging.getLogger(__name__)
 NO_RESPONSE = "No response."
 """What the official simulator answers when its API call fails."""
 
-_ON_ERROR = ("raise", "no_response")
+ON_ERROR = ("raise", "no_response", "official")
+"""What a simulated human does when its endpoint fails: ``"raise"`` (a
+:class:`SimulatorError`), ``"no_response"`` (answer :data:`NO_RESPONSE` whatever the
+failure) or ``"official"`` (the official code's rule: :data:`NO_RESPONSE` on HTTP 400
+only, a refused request such as a prompt longer than the model's context; any other
+failure, a server down or timing out, raises)."""
+
+
+def check_on_error(on_error: object) -> str:
+    """Return ``on_error`` if it is one of :data:`ON_ERROR`; refuse anything else."""
+    if on_error not in ON_ERROR:
+        raise ValueError(f"on_error must be one of {ON_ERROR}, got {on_error!r}")
+    return str(on_error)
+
+
+def human_failure(name: str, client: ChatClient, on_error: str, err: ChatAPIError) -> str:
+    """Return what a human whose request failed says, or raise under its rule.
+
+    Raises:
+        SimulatorError: Naming the endpoint and model, unless ``on_error`` answers
+            :data:`NO_RESPONSE` for this failure.
+
+    """
+    if on_error == "no_response" or (on_error == "official" and err.status == 400):
+        logger.warning("simulated human %s answers %r: %s", name, NO_RESPONSE, err)
+        return NO_RESPONSE
+    raise SimulatorError(
+        f"simulated human {name} at {client.base_url} could not reply: {err} (on_error="
+        f"{on_error!r}; on_error='no_response' answers 'No response.' on any failure instead)"
+    ) from err
 
 
 class OpenAISimulator:
@@ -47,8 +76,9 @@ class OpenAISimulator:
         human = OpenAISimulator(client, prompt_format="official", prompt=prompt)
 
     A failing endpoint raises :class:`SimulatorError`: an episode whose human said
-    nothing is not a valid data point. ``on_error="no_response"`` restores the official
-    behaviour — answer ``"No response."`` and log a warning — for parity runs.
+    nothing is not a valid data point. ``on_error="official"`` is the official code's
+    rule (``"No response."`` on HTTP 400, raise otherwise); ``"no_response"`` answers
+    ``"No response."`` on any failure (see :data:`ON_ERROR`).
 
     Args:
         client: The endpoint (:class:`~sweetrl_gym.lm.chat_api.ChatClient`: server, model,
@@ -61,7 +91,7 @@ class OpenAISimulator:
         temperature: Sampling temperature (official: 0, so replies are reproducible).
         max_tokens: Most tokens per reply; ``None``: the format's own (ours 256,
             official 4,096).
-        on_error: ``"raise"`` or ``"no_response"`` (official).
+        on_error: ``"raise"``, ``"no_response"`` or ``"official"`` (:data:`ON_ERROR`).
 
     Raises:
         ValueError: If an argument is invalid.
@@ -78,8 +108,7 @@ class OpenAISimulator:
         max_tokens: int | None = None,
         on_error: str = "raise",
     ):
-        if on_error not in _ON_ERROR:
-            raise ValueError(f"on_error must be one of {_ON_ERROR}, got {on_error!r}")
+        check_on_error(on_error)
         check_human_prompt(prompt, prompt_format, "backend")
         check_temperature(temperature)
         if max_tokens is None:
@@ -110,7 +139,7 @@ class OpenAISimulator:
             messages: The episode's chat so far, ending with the agent's message.
 
         Raises:
-            SimulatorError: If the endpoint fails and ``on_error="raise"``.
+            SimulatorError: If the endpoint fails and ``on_error`` says to raise.
             ValueError: If ``messages`` is empty.
 
         """
@@ -122,11 +151,4 @@ class OpenAISimulator:
                 chat, temperature=self.temperature, max_tokens=self.max_tokens
             )
         except ChatAPIError as err:
-            if self.on_error == "raise":
-                raise SimulatorError(
-                    f"simulated human {self.name} could not reply: {err} (pass "
-                    "on_error='no_response' to answer 'No response.' instead, as the "
-                    "official code does)"
-                ) from err
-            logger.warning("simulated human %s answers %r: %s", self.name, NO_RESPONSE, err)
-            return NO_RESPONSE
+            return human_failure(self.name, self.client, self.on_error, err)

@@ -19,10 +19,11 @@ went unread): the VLM answers the question from the target image.
 ``prompt_format="official"`` sends the official request instead, for reproducing the
 paper: one user message, the official prompt file's text (CC-BY-NC, so read from your
 copy with :func:`~sweetrl_gym.simulators.prompts.read_official_prompt`), then the
-agent's screenshot (or a line saying it sent no page) and the target's, each after a
-one-line caption in our words; no system message, and no words of the agent at all;
-4,096 tokens at most. Ours (the default) exists because that text cannot ship here,
-and so that questions are answered.
+agent's screenshot (or the official line saying it sent none) and the target's, each
+after the official one-line caption; the screenshots as rendered, not scaled; no system
+message, and no words of the agent at all; 4,096 tokens at most. Ours (the default)
+exists because that text cannot ship here, and so that questions are answered; it
+scales screenshots to 640 pixels wide, a fraction of a VLM's image tokens.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from sweetrl_gym.lm import (
 )
 from sweetrl_gym.official_data import HUMAN_PROMPT_FILES, REPOSITORY
 from sweetrl_gym.simulators.base import SimulatorError
-from sweetrl_gym.simulators.openai_simulator import NO_RESPONSE
+from sweetrl_gym.simulators.openai_simulator import check_on_error, human_failure
 from sweetrl_gym.simulators.prompts import (
     OFFICIAL_MAX_TOKENS,
     check_human_prompt,
@@ -90,15 +91,18 @@ write code. Reply briefly, in at most two sentences.
 """
 """Instructions when the agent's message has no page (image: the target)."""
 
-_ON_ERROR = ("raise", "no_response")
 _UNRENDERED = "[a web page that could not be displayed]"
-# The official format's captions (the order and the no-page line are the official's).
-_OFFICIAL_PAGE = "Here is the design the agent made."
-_OFFICIAL_NO_PAGE = "The agent showed no design."
-_OFFICIAL_TARGET = "Here is the design the human user wants."
+# The official request's captions (sweet_rl's HumanDesignInteractionEnv.invoke_model).
+_OFFICIAL_PAGE = "Below is the design the agent is referring to."
+_OFFICIAL_NO_PAGE = "The agent did not provide any visualization."
+_OFFICIAL_TARGET = "Below is the ground truth design that the human user wants."
+# Ours scales screenshots to fit this box; the official sends them as rendered.
+_OUR_IMAGE_SIZE = (640, 2400)
 
 
-def image_data_url(image: Image.Image, *, max_width: int = 640, max_height: int = 2400) -> str:
+def image_data_url(
+    image: Image.Image, *, max_width: int | None = 640, max_height: int | None = 2400
+) -> str:
     """Encode a screenshot as a ``data:image/png;base64,…`` URL for an OpenAI chat.
 
     The image is scaled down (never up), keeping its aspect ratio, to fit in
@@ -106,8 +110,8 @@ def image_data_url(image: Image.Image, *, max_width: int = 640, max_height: int 
 
     Args:
         image: A PIL image of any mode (transparency goes on white).
-        max_width: Widest image sent.
-        max_height: Tallest image sent.
+        max_width: Widest image sent (``None``: any width).
+        max_height: Tallest image sent (``None``: any height).
 
     Raises:
         TypeError: If ``image`` is not a PIL image.
@@ -116,10 +120,15 @@ def image_data_url(image: Image.Image, *, max_width: int = 640, max_height: int 
     """
     from sweetrl_gym.similarity.perceptual import to_rgb
 
-    check_int("max_width", max_width)
-    check_int("max_height", max_height)
+    for name, bound in (("max_width", max_width), ("max_height", max_height)):
+        if bound is not None:
+            check_int(name, bound)
     rgb = to_rgb(image)
-    scale = min(1.0, max_width / rgb.width, max_height / rgb.height)
+    scale = min(
+        1.0,
+        (max_width or rgb.width) / rgb.width,
+        (max_height or rgb.height) / rgb.height,
+    )
     if scale < 1.0:
         size = (max(1, round(rgb.width * scale)), max(1, round(rgb.height * scale)))
         rgb = rgb.resize(size, Image.Resampling.LANCZOS, reducing_gap=3.0)
@@ -149,10 +158,13 @@ class OpenAIVisionSimulator:
         temperature: Sampling temperature (official: 0).
         max_tokens: Most tokens per reply; ``None``: the format's own (ours 512,
             official 4,096). The environment keeps 1,000 characters.
-        on_error: ``"raise"`` or ``"no_response"``.
+        on_error: ``"raise"``, ``"no_response"`` or ``"official"`` (see
+            :data:`~sweetrl_gym.simulators.openai_simulator.ON_ERROR`).
         render: HTML -> screenshot (default: :func:`sweetrl_gym.render.render_html`).
         max_image_width: Screenshots are scaled down to at most this width...
-        max_image_height: ...and this height before they are sent.
+        max_image_height: ...and this height before they are sent. ``None`` (both
+            default): the format's own, ours 640 x 2,400, official unscaled (the
+            screenshots as rendered, as the official code sends its files).
         target_cache_size: Targets whose encoded screenshot is kept (by hash of HTML).
 
     Raises:
@@ -171,12 +183,11 @@ class OpenAIVisionSimulator:
         max_tokens: int | None = None,
         on_error: str = "raise",
         render: Callable[[str], Image.Image] | None = None,
-        max_image_width: int = 640,
-        max_image_height: int = 2400,
+        max_image_width: int | None = None,
+        max_image_height: int | None = None,
         target_cache_size: int = 64,
     ):
-        if on_error not in _ON_ERROR:
-            raise ValueError(f"on_error must be one of {_ON_ERROR}, got {on_error!r}")
+        check_on_error(on_error)
         for name, text in (("prompt", prompt), ("question_prompt", question_prompt)):
             if not isinstance(text, str) or not text.strip():
                 raise ValueError(f"{name} must be a non-empty string, got {text!r:.80}")
@@ -191,8 +202,17 @@ class OpenAIVisionSimulator:
             max_tokens = OFFICIAL_MAX_TOKENS if prompt_format == "official" else 512
         check_temperature(temperature)
         check_int("max_tokens", max_tokens)
-        check_int("max_image_width", max_image_width)
-        check_int("max_image_height", max_image_height)
+        if prompt_format == "ours":
+            if max_image_width is None:
+                max_image_width = _OUR_IMAGE_SIZE[0]
+            if max_image_height is None:
+                max_image_height = _OUR_IMAGE_SIZE[1]
+        for name, bound in (
+            ("max_image_width", max_image_width),
+            ("max_image_height", max_image_height),
+        ):
+            if bound is not None:
+                check_int(name, bound)
         check_int("target_cache_size", target_cache_size, least=0)
         if render is not None and not callable(render):
             raise ValueError(f"render must be a function of HTML, got {type(render).__name__}")
@@ -215,7 +235,8 @@ class OpenAIVisionSimulator:
         self.name = (
             f"openai-vision:{self.client.model}(prompt={prompt_hash}"
             f"{',format=official' if official else ''},temperature={temperature:g},"
-            f"max_tokens={max_tokens},image={max_image_width}x{max_image_height})"
+            f"max_tokens={max_tokens},image={_bound(max_image_width)}x"
+            f"{_bound(max_image_height)})"
         )
 
     def __repr__(self) -> str:
@@ -250,14 +271,7 @@ class OpenAIVisionSimulator:
                 chat, temperature=self.temperature, max_tokens=self.max_tokens
             )
         except ChatAPIError as err:
-            if self.on_error == "raise":
-                raise SimulatorError(
-                    f"simulated human {self.name} could not reply: {err} (pass "
-                    "on_error='no_response' to answer 'No response.' instead, as the "
-                    "official code does)"
-                ) from err
-            logger.warning("simulated human %s answers %r: %s", self.name, NO_RESPONSE, err)
-            return NO_RESPONSE
+            return human_failure(self.name, self.client, self.on_error, err)
         return text.strip()
 
     def _chat(self, agent_text: str, target_url: str) -> list[dict[str, Any]]:
@@ -341,6 +355,10 @@ class OpenAIVisionSimulator:
                 while len(self._targets) > self.target_cache_size:
                     self._targets.popitem(last=False)
         return url
+
+
+def _bound(bound: int | None) -> str:
+    return "any" if bound is None else str(bound)
 
 
 def _latest_agent_message(messages: Sequence[Mapping[str, Any]]) -> str:

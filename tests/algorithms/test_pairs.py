@@ -98,3 +98,42 @@ def test_pairs_export_as_trl_preference_datasets(shared_buffer, tiny_policy):
         preference_dataset(pairs, tiny_policy)
     with pytest.raises(TypeError, match="pair 1 is a str"):
         preference_dataset([turn, "pair"])
+
+
+def test_the_official_frontend_pairs_every_two_samples_that_differ_by_at_least_the_gap():
+    import random
+
+    from algorithms import MultiTurnDPOConfig, SweetRLConfig
+
+    rng = random.Random(0)
+    samples = [dialogue(0, f"Sample {i}.", rng) for i in range(4)]
+    # Rewards and gap exact in binary (the official compares the same float64 values).
+    for trajectory, reward in zip(samples, [0.25, 0.75, 0.5, 0.625], strict=True):
+        trajectory.reward, trajectory.success = reward, False
+    name = {id(t): i for i, t in enumerate(samples)}
+
+    def indices(pairs):
+        return [(name[id(p.chosen)], name[id(p.rejected)]) for p in pairs]
+
+    official = trajectory_pairs(samples, success_only=False, min_reward_gap=0.25, rule="all")
+    # Sample order, j < j2, the higher one chosen; a gap of exactly the minimum is kept.
+    assert indices(official) == [(1, 0), (2, 0), (3, 0), (1, 2)]
+    # Ours: the best against each that is worse by more than the gap.
+    ours = trajectory_pairs(samples, success_only=False, min_reward_gap=0.25)
+    assert indices(ours) == [(1, 0)]
+    assert indices(trajectory_pairs(samples, success_only=False, rule="all")) == [
+        (1, 0),
+        (2, 0),
+        (3, 0),
+        (1, 2),
+        (1, 3),
+        (3, 2),
+    ]
+    samples[2].reward = samples[0].reward
+    assert (2, 0) not in indices(trajectory_pairs(samples, success_only=False, rule="all"))
+    with pytest.raises(ValueError, match="rule must be one of"):
+        trajectory_pairs(samples, rule="every")
+    for config in (SweetRLConfig, MultiTurnDPOConfig):
+        assert config().pair_rule == "best"
+        with pytest.raises(ValueError, match="pair_rule"):
+            config(pair_rule="every")

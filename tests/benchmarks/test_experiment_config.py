@@ -46,8 +46,10 @@ RECORDED_DEFAULTS = {
         "difficulty": [],
         "families": [],
         "turn_notice": False,
+        "scoring": "ours",
         "similarity": "perceptual",
         "clip_model": "",
+        "answer": "final_message",
     },
     "policy": {
         "model": "default",
@@ -62,6 +64,7 @@ RECORDED_DEFAULTS = {
         "server_command": "",
         "server_base_url": "",
         "server_concurrency": 32,
+        "history": "raw",
     },
     "warm_start": {"demonstrator": "", "tasks": 0, "ask_probability": 0.5},
     "data": {
@@ -205,3 +208,13 @@ def test_the_harness_reads_a_dict_as_a_config(tmp_path):
     assert (one.seed, one.seeds) == (2, []) and one.replace(
         seed=quick.seed, seeds=[0, 1, 2]
     ) == quick
+
+
+def test_env_scoring_is_checked_before_any_work():
+    assert load_config("smoke").env.scoring == "ours"
+    assert load_config("paper").env.scoring == load_config("paper-1gpu").env.scoring == "official"
+    assert load_config("smoke", ["env.scoring='official'"]).env.scoring == "official"
+    with pytest.raises(ConfigError, match=r"env\.scoring must be one of .*did you mean 'official'"):
+        load_config("smoke", ["env.scoring='oficial'"])
+    with pytest.raises(ConfigError, match=r"env\.scoring chooses how ColBench-Backend-v0"):
+        load_config("frontend-smoke", ["env.scoring='official'"])

@@ -113,9 +113,9 @@ def test_a_bad_trajectory_file_fails_before_any_training(tmp_path, capsys):
     assert not out.exists()
     missing = tmp_path / "colbench_code_offline_15k_llama8b.jsonl"
     assert main([*compare, "--set", f"data.trajectories={json.dumps(str(missing))}"]) == 1
-    line = error_line(capsys)
-    assert f"data.trajectories: no file at {missing}" in line
-    assert "huggingface-cli download facebook/collaborative_agent_bench" in line
+    err = capsys.readouterr().err  # the launch lists every missing prerequisite
+    assert f"- data.trajectories = {missing}: no file at {missing}" in err
+    assert "fix: hf download facebook/collaborative_agent_bench" in err
     assert not out.exists()
 
 
@@ -175,7 +175,7 @@ def test_a_missing_task_file_names_the_official_file(tmp_path, env, split):
         assert "backend_tasks/test.jsonl of the hub dataset facebook/collaborative_agent_bench" in (
             message
         )
-        assert "huggingface-cli download facebook/collaborative_agent_bench" in message
+        assert "hf download facebook/collaborative_agent_bench" in message
     else:
         assert "frontend_tasks/train.jsonl" in message and "WebSight" in message
 
@@ -185,7 +185,9 @@ def test_a_missing_test_task_file_fails_a_comparison_before_any_work(tmp_path, c
     missing = tmp_path / "backend_tasks" / "test.jsonl"
     argv = ["compare", "--config", "smoke", "--out", str(out), "--no-progress"]
     assert main([*argv, "--set", f"env.test_tasks={json.dumps(str(missing))}"]) == 1
-    assert f"task file not found: {missing}" in error_line(capsys)
+    err = capsys.readouterr().err
+    assert f"- env.test_tasks = {missing}: no file at {missing}" in err
+    assert "sweetrl: error: 1 prerequisite(s) missing" in err.strip().splitlines()[-1]
     assert not out.exists()
 
 

@@ -23,7 +23,7 @@ def test_paper_mini_differs_from_paper_in_sizes_only():
         k: v for k, v in paper.methods.settings["sweet-rl"].items() if k not in sizes
     }
     assert mini.methods.run == paper.methods.run
-    for key in ("simulator_prompt_format", "simulator_on_error", "simulator"):
+    for key in ("simulator_prompt_format", "simulator_on_error", "simulator", "scoring"):
         assert getattr(mini.env, key) == getattr(paper.env, key)
     assert mini.policy.eval_temperature == paper.policy.eval_temperature == 1.0
 
@@ -58,6 +58,9 @@ def test_paper_mini_runs_the_paper_path_with_a_served_human(tmp_path, monkeypatc
     results = json.loads((out / "results.json").read_text())
     # Every method trained on the file, none collected; each evaluated on the test file.
     assert results["training_data"]["format"] == "official"
+    # Scored as the paper is, and the report says so.
+    assert results["scoring"] == results["config"]["env"]["scoring"] == "official"
+    assert "official evaluator's rules" in (out / "results.md").read_text()
     assert not list(out.glob("data/*.jsonl"))
     for name in load_config("paper").methods.run:
         method = results["methods"][name]
@@ -83,3 +86,55 @@ def test_a_config_extends_another_by_name_or_path(tmp_path):
     base.write_text('extends = "child.toml"\n')
     with pytest.raises(ConfigError, match="cycle"):
         load_config(child)
+
+
+@pytest.mark.slow
+def test_a_human_that_dies_mid_evaluation_stops_it_and_a_resume_finishes_it(
+    tmp_path, monkeypatch, capsys
+):
+    import sweetrl_gym.lm
+    from tests.fake_openai import FakeOpenAI
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.chdir(tmp_path)
+    assert main(["mini-data", "paper-mini", "--train-tasks", "2", "--test-tasks", "3",
+                 "--human-model", "none", "--no-progress"]) == 0  # fmt: skip
+
+    class QuickRetries(sweetrl_gym.lm.ChatClient):  # a dead server fails in ms, not 31 s
+        def __init__(self, base_url, model, **kwargs):
+            super().__init__(base_url, model, **{**kwargs, "backoff_s": 0.001})
+
+    monkeypatch.setattr(sweetrl_gym.lm, "ChatClient", QuickRetries)
+    replies = []
+
+    def reply(messages):
+        replies.append(messages)
+        if len(replies) == 14:  # the probe, one whole episode (9 replies), then 4 more
+            human.fail("500", times=10**6)  # the server dies: every later request fails
+        return "It is called f."
+
+    out = tmp_path / "run"
+    with FakeOpenAI(reply=reply) as human:
+        args = ["compare", "--config", "paper-mini", "--out", str(out), "--no-progress",
+                "--methods", "zero-shot", "--set", "policy.model='tiny'",
+                f"--set=env.simulator_base_url='{human.base_url}'",
+                "--set=env.simulator_model='human'", "--set=policy.max_new_tokens=4",
+                "--set=eval.test_tasks=3", "--set=eval.num_envs=1"]  # fmt: skip
+        assert load_config("paper-mini").env.simulator_on_error == "official"
+        capsys.readouterr()
+        assert main(args) != 0
+        error = capsys.readouterr().err  # names the endpoint and what it answered
+        assert f"at {human.base_url} could not reply" in error and "HTTP 500" in error
+        assert not (out / "results.json").exists()  # nothing partial looks finished
+        finished = TrajectoryBuffer.load(out / "eval" / "zero-shot.jsonl")
+        assert len(finished) == 1
+        assert "No response." not in json.dumps(finished[0].messages)
+        human._state.faults.clear()  # the server is back
+        assert main(args) == 0
+    evaluated = TrajectoryBuffer.load(out / "eval" / "zero-shot.jsonl")
+    assert sorted(t.task_id for t in evaluated) == sorted({t.task_id for t in evaluated})
+    assert len(evaluated) == 3 and evaluated[0] == finished[0]
+    assert (
+        json.loads((out / "results.json").read_text())["methods"]["zero-shot"]["eval"]["num_tasks"]
+        == 3
+    )

@@ -513,3 +513,13 @@ def test_a_frontend_comparison_counts_tasks_by_a_margin_and_gives_win_rates():
 def test_no_warm_start_means_no_learning_progress_plot(tmp_path):
     report.write_report(backend_results(), tmp_path)
     assert not (tmp_path / "learning_progress.png").exists()
+
+
+def test_a_backend_report_names_the_scoring_of_its_numbers():
+    results = backend_results()
+    results["config"] = {"env": {"id": "ColBench-Backend-v0", "scoring": "official"}}
+    assert "official evaluator's rules" in report.render_markdown(results)
+    results["config"]["env"]["scoring"] = "ours"
+    assert 'our rules (`env.scoring = "ours"`' in report.render_markdown(results)
+    del results["config"]["env"]["scoring"]  # a run from before scorings were named
+    assert 'our rules (`env.scoring = "ours"`' in report.render_markdown(results)

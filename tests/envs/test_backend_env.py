@@ -195,7 +195,7 @@ def test_official_jsonl_end_to_end(tmp_path):
     assert reward == 1.0 and info["success"]
 
 
-def test_official_parity_flag_reaches_scoring(tmp_path):
+def test_scoring_reaches_the_sandbox(tmp_path):
     record = {
         "problem_description": "Return nothing.",
         "ground_truth": "def f():\n    return None\n",
@@ -203,7 +203,8 @@ def test_official_parity_flag_reaches_scoring(tmp_path):
     }
     path = tmp_path / "none.jsonl"
     path.write_text(json.dumps(record) + "\n")
-    for parity, expected in ((False, 1.0), (True, 0.0)):
-        env = gym.make("ColBench-Backend-v0", tasks=str(path), official_parity=parity)
+    for scoring, expected in (("ours", 1.0), ("official", 0.0)):
+        env = gym.make("ColBench-Backend-v0", tasks=str(path), scoring=scoring)
         env.reset(seed=0)
-        assert env.step("I WANT TO ANSWER: def f(): return None")[1] == expected
+        _, reward, _, _, info = env.step("I WANT TO ANSWER:\ndef f(): return None")
+        assert reward == expected and info["scoring"] == scoring

@@ -21,12 +21,12 @@ def test_plain_equality_and_float_tolerance():
 
 def test_none_reference_is_a_value_by_default_but_never_passes_officially():
     assert outputs_match(None, None)
-    assert not outputs_match(None, None, official_parity=True)
+    assert not outputs_match(None, None, scoring="official")
 
 
 def test_official_rule_is_exact_equality():
-    assert outputs_match(0.5, 0.5, official_parity=True)
-    assert not outputs_match(0.1 + 0.2, 0.3, official_parity=True)
+    assert outputs_match(0.5, 0.5, scoring="official")
+    assert not outputs_match(0.1 + 0.2, 0.3, scoring="official")
 
 
 def test_exceptions_match_only_for_deliberate_errors():
@@ -39,4 +39,4 @@ def test_exceptions_match_only_for_deliberate_errors():
     assert outputs_match(_raise("answer.BadInput"), _raise("answer.BadInput"))
     assert not outputs_match(_raise("ValueError"), 3)
     assert not outputs_match(3, _raise("ValueError"))
-    assert not outputs_match(_raise("ValueError"), _raise("ValueError"), official_parity=True)
+    assert not outputs_match(_raise("ValueError"), _raise("ValueError"), scoring="official")

@@ -68,7 +68,7 @@ def test_set_iteration_order_agrees_between_processes(sandbox):
     assert report.success
 
 
-def test_default_rule_vs_official_parity(sandbox):
+def test_default_rule_vs_official_scoring(sandbox):
     ref = (
         "def check(x):\n"
         "    if x < 0:\n        raise ValueError('negative')\n"
@@ -79,7 +79,7 @@ def test_default_rule_vs_official_parity(sandbox):
     tests = ["check(-1)", "check(0)", "check(1)", "check(0.7)"]
     ours = sandbox.run_tests(answer, ref, tests)
     assert ours.success
-    official = sandbox.run_tests(answer, ref, tests, official_parity=True)
+    official = sandbox.run_tests(answer, ref, tests, scoring="official")
     assert [r.status for r in official.results[:2]] == ["reference_error", "reference_error"]
     assert not official.results[0].passed and not official.results[1].passed
     assert official.passed == sum(r.status == "passed" for r in official.results)

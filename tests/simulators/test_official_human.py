@@ -157,3 +157,50 @@ def test_the_official_format_needs_the_official_text():
         OpenAIVisionSimulator(client, prompt_format="official")
     with pytest.raises(ValueError, match="prompt_format must be one of"):
         OpenAISimulator(client, prompt=HUMAN_SIMULATOR_PROMPT, prompt_format="paper")
+
+
+def test_frontend_official_request_has_the_official_captions_and_unscaled_screenshots(
+    frontend_prompt,
+):
+    import base64
+    import io
+
+    def tall(html):
+        colour = html.split("background:")[1][:7] if "background:" in html else "#ffffff"
+        return Image.new("RGB", (1280, 3000), colour)
+
+    task = SimpleNamespace(problem_description="A page for my bakery.", ground_truth=TARGET)
+    page = "<html><body style='background:#ff0000'>mine</body></html>"
+    start = [{"role": "user", "content": task.problem_description}]
+    with FakeOpenAI(lambda messages: "Make it blue.") as server:
+        client = fast_client(server.base_url, "qwen2-vl", {})
+        official = OpenAIVisionSimulator(
+            client, prompt_format="official", prompt=frontend_prompt, render=tall
+        )
+        official.reply(task, [*start, {"role": "assistant", "content": f"OUTPUT: {page}"}])
+        official.reply(task, [*start, {"role": "assistant", "content": "Which colour?"}])
+        OpenAIVisionSimulator(client, render=tall).reply(
+            task, [*start, {"role": "assistant", "content": page}]
+        )
+    with_page, without, ours = (r.body["messages"] for r in server.requests)
+
+    def texts(messages):
+        return [p["text"] for p in messages[-1]["content"] if p["type"] == "text"]
+
+    def sizes(messages):
+        urls = [p["image_url"]["url"] for p in messages[-1]["content"] if p["type"] == "image_url"]
+        return [Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).size for url in urls]
+
+    assert texts(with_page) == [
+        FRONTEND_TEMPLATE,
+        "Below is the design the agent is referring to.",
+        "Below is the ground truth design that the human user wants.",
+    ]
+    assert texts(without) == [
+        FRONTEND_TEMPLATE,
+        "The agent did not provide any visualization.",
+        "Below is the ground truth design that the human user wants.",
+    ]
+    assert sizes(with_page) == [(1280, 3000), (1280, 3000)]  # as rendered
+    assert sizes(ours) == [(640, 1500), (640, 1500)]  # ours: scaled to 640 wide
+    assert "image=anyxany" in official.name

@@ -146,3 +146,16 @@ def test_a_full_episode_with_replies_from_the_server(sandbox):
     assert chats[1][-1] == {"role": "user", "content": "Say something long"}
     assert chats[1][-2] == {"role": "assistant", "content": "The function is named after the name?"}
     assert info["messages"][-2]["content"] == "x" * 400
+
+
+def test_the_official_rule_answers_no_response_on_http_400_only(server):
+    sim = make_sim(server, max_retries=1, on_error="official")
+    server.fail(
+        "400"
+    )  # a refused request (e.g. past the model's context): the official code goes on
+    assert sim.reply(TASK, dialogue("Hi?")) == NO_RESPONSE
+    server.fail("500", times=2)  # a server that fails: the official code stops
+    with pytest.raises(SimulatorError, match=r"at http://127\.0\.0\.1:\d+/v1 could not reply"):
+        sim.reply(TASK, dialogue("Hi?"))
+    with pytest.raises(ValueError, match="on_error must be one of"):
+        make_sim(server, on_error="sometimes")
