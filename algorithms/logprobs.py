@@ -550,16 +550,10 @@ def encode_ranked_candidates(
     action_ids = tokenizer(list(actions), add_special_tokens=False)["input_ids"]
     rows: list[_Row] = []
     for turn, (prompt, action) in enumerate(zip(prompt_ids, action_ids)):
-        if max_length is not None:
-            if len(action) >= max_length:
-                raise ValueError(
-                    f"turn {turn}: the action has {len(action)} tokens; max_length is "
-                    f"{max_length} and the prompt needs at least one"
-                )
-            prompt = truncate_middle(prompt, max_length - len(action))
+        ids, _ = _turn_row(turn, prompt, action, max_length)
+        prompt = ids[: len(ids) - len(action)]
         ends = [i for i, token in enumerate(prompt) if token == eos]
         start = max(ends[-1] + 1 if ends else 1, 1)  # the first token has no log-prob
-        ids = [*prompt, *action]
         rows.append((ids, [(start, len(ids), turn)] if start < len(ids) else []))
     return _stack(rows, _pad_id(tokenizer, [eos] if eos is not None else []), len(rows))
 

@@ -685,8 +685,7 @@ def _train(args: argparse.Namespace) -> int:
         )
     # Either format, every record checked before training; an official file without
     # rewards is scored as the config's environment scores.
-    scoring = config.env.scoring if config.env.id != FRONTEND else None
-    buffer = TrajectoryBuffer.read(path, scoring=scoring)
+    buffer = TrajectoryBuffer.read(path, scoring=config.env.answer_scoring)
     if not len(buffer):
         raise ValueError(f"{path} holds no episodes")
     out = Path(args.out)
@@ -741,7 +740,7 @@ def _eval(args: argparse.Namespace) -> int:
     if not process_state().is_main_process:  # every process has the same metrics; one reports them
         return 0
     name = args.agent or config.policy.model
-    scoring = config.env.scoring if config.env.id != FRONTEND else None
+    scoring = config.env.answer_scoring
     scored = f", scoring {scoring!r}" if scoring else ""
     print(f"{name} on {num_tasks} {args.split} tasks of {config.env.id}{scored}:")
     _print_metrics(metrics)

@@ -301,8 +301,7 @@ def read_training_file(config: ComparisonConfig) -> TrainingFile | None:
             f"data.trajectories: no file at {path} ({missing_trajectory_file_hint()})"
         )
     # Records the official simulation wrote carry no reward: scored here as the env scores.
-    scoring = config.env.scoring if config.env.id != _FRONTEND else None
-    buffer = TrajectoryBuffer.read(path, scoring=scoring)
+    buffer = TrajectoryBuffer.read(path, scoring=config.env.answer_scoring)
     if not len(buffer):
         raise ValueError(f"data.trajectories: {path} holds no episodes")
     for index, trajectory in enumerate(buffer):
@@ -815,7 +814,7 @@ def _run_comparison(
             "test": {"tasks": len(test_tasks), "sha256": task_set_hash(test_tasks)},
         },
         # Which rules produced the Backend numbers ("ours" or "official", the paper's).
-        "scoring": config.env.scoring if config.env.id != _FRONTEND else None,
+        "scoring": config.env.answer_scoring,
         "base": base,
         "warm_start": warm["summary"] if warm is not None else None,
         "demonstrations": list(config.data.demonstrations),

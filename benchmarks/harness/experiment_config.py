@@ -304,6 +304,11 @@ class EnvConfig(_Settings):
                 "env.similarity = 'clip' scores Frontend pages (ColBench-Frontend-v0)"
             )
 
+    @property
+    def answer_scoring(self) -> str | None:
+        """The scoring of Backend answers (``None`` on the Frontend, scored by similarity)."""
+        return None if self.id == "ColBench-Frontend-v0" else self.scoring
+
     def _check_scoring(self) -> None:
         from sweetrl_gym.sandbox import check_scoring
 

@@ -26,6 +26,7 @@ from pathlib import Path
 import gymnasium as gym
 
 import sweetrl_gym  # noqa: F401  (registers the environments)
+from sweetrl_gym.sandbox.scoring import OFFICIAL_BANNED_SUBSTRINGS
 from sweetrl_gym.tasks import load_backend_tasks
 
 # References written here: each defines `f` the way one class of code does.
@@ -77,17 +78,7 @@ def _answers(reference: str) -> dict[str, str]:
     """Answers of each kind the official rules score differently, for a reference."""
     banned = {
         f"banned_{word.strip('(').replace(' ', '_')}": f"# {word} is not needed\n{reference}"
-        for word in (
-            "import os",
-            "from os",
-            "import sys",
-            "from sys",
-            "sudo",
-            "transformers",
-            "exit(",
-            "quit(",
-            "argparse",
-        )
+        for word in OFFICIAL_BANNED_SUBSTRINGS
     }
     return {
         "reference": reference,

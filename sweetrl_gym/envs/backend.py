@@ -48,7 +48,6 @@ def score_backend_answer(
         sweetrl_gym.tasks.TaskFormatError: The record is not a Backend task.
 
     """
-    check_scoring(scoring)
     if not isinstance(task, BackendTask):
         task = task_from_record(task)
     sandbox = sandbox if sandbox is not None else default_sandbox()
