@@ -96,7 +96,7 @@ def missing_prerequisites(config: ComparisonConfig) -> list[Missing]:
                 Missing(
                     f"env.simulator_base_url = {env.simulator_base_url}",
                     f"the simulated human's server does not answer ({problem})",
-                    _serve_command(env.simulator_base_url, env.simulator_model),
+                    _serve_command(env.simulator_base_url, env.simulator_model, frontend=frontend),
                 )
             )
     if config.data.trajectories:
@@ -153,13 +153,15 @@ def _download(path: str, hub_file: str) -> str:
     return f"{download_command(hub_file)}  (then point the setting at it)"
 
 
-def _serve_command(base_url: str, model: str) -> str:
+def _serve_command(base_url: str, model: str, *, frontend: bool) -> str:
+    """Return the official README's server command for the human, at ``base_url``'s port."""
     from urllib.parse import urlparse
 
     port = urlparse(base_url).port or 8000
+    images = " --limit-mm-per-prompt '{\"image\": 2}'" if frontend else ""
     return (
         f"vllm serve {model or '<model>'} --port {port} --tensor-parallel-size 8 "
-        "--max-model-len 16384  (in its own virtualenv: docs/reproducing.md)"
+        f"--max-model-len 16384{images}  (vLLM in its own virtualenv: docs/reproducing.md)"
     )
 
 

@@ -68,7 +68,7 @@ def test_eval_with_an_agent_from_a_package_on_the_python_path(tmp_path):
         cwd=tmp_path,
     )
     assert done.returncode == 0, done.stderr
-    assert "myagents:EchoAgent on 2 test tasks of ColBench-Backend-v0:" in done.stdout
+    assert "myagents:EchoAgent on 2 test tasks of ColBench-Backend-v0, scoring 'ours':" in done.stdout
     record = json.loads(metrics.read_text())
     assert record["agent"] == "myagents:EchoAgent" and record["metrics"]["num_tasks"] == 2
     assert record["metrics"]["avg_turns"] == 1.0 and record["metrics"]["answer_rate"] == 1.0

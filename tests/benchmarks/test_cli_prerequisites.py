@@ -131,3 +131,32 @@ def test_a_model_in_the_hub_cache_counts_offline(empty_folder, tmp_path, capsys,
     assert prerequisites._model_problem("meta-llama/Llama-3.1-8B-Instruct") == ""
     monkeypatch.setattr("huggingface_hub.try_to_load_from_cache", lambda repo, name, **_: None)
     assert "HF_HUB_OFFLINE" in prerequisites._model_problem("meta-llama/Llama-3.1-8B-Instruct")
+
+
+def test_the_frontend_check_names_its_own_human_server_and_task_files(empty_folder, capsys):
+    url = closed_url()
+    code, out, _ = run(
+        capsys,
+        "compare",
+        "--config",
+        "paper-frontend",
+        "--check",
+        "--set",
+        f"env.simulator_base_url={url!r}",
+    )
+    assert code == 1
+    items = ("\n" + out).split("\n- ")[1:]
+    settings = [item.split(" = ")[0] for item in items]
+    assert settings == [
+        "env.simulator_prompt_file",
+        "policy.system_prompt_file",
+        "env.simulator_base_url",
+        "env.tasks",
+        "env.test_tasks",
+        "policy.model",
+    ]
+    assert "human_simulator_html_prompt.txt" in items[0]
+    assert "vllm serve Qwen/Qwen2-VL-72B-Instruct" in items[2]
+    assert "--limit-mm-per-prompt '{\"image\": 2}'" in items[2]  # two screenshots a request
+    assert "WebSight" in items[3] and "frontend_tasks/test.jsonl" in items[4]
+    assert list(empty_folder.iterdir()) == []
