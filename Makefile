@@ -41,14 +41,18 @@ demo: venv
 # module fixtures, a browser or a tiny model, are built once): on 2 cores about half the
 # time of one process.
 TEST_WORKERS ?= 2
+# Each worker's torch gets its share of the cores: two workers with a thread pool of every
+# core each would run twice as many busy threads as there are cores.
+TEST_THREADS ?= $(shell n=$$(( $$(nproc) / $(TEST_WORKERS) )); echo $$(( n > 0 ? n : 1 )))
+PYTEST := OMP_NUM_THREADS=$(TEST_THREADS) $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 test: venv browser
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
+	$(PYTEST)
 
 # The tests of the research analyses (research/tests/, not part of `make test`): the
 # analyses are scripts of the repository, not of the installed packages.
 test-research: venv browser
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile research/tests
+	$(PYTEST) research/tests
 
 # The full checks that `make test` samples (tests marked `exhaustive`): the whole bundled
 # task set regenerated and hashed against its pin (~2.5 min; `make test` checks every 10th).
