@@ -469,7 +469,7 @@ def make_agent(
     """
     import agents
     from agents.loading import is_local_path
-    from benchmarks.harness.policies import build_policy, scripted_agent
+    from benchmarks.harness.policies import build_policy, saved_policy, scripted_agent
 
     temperature = config.policy.eval_temperature if evaluation else config.policy.temperature
     if spec is None:
@@ -500,11 +500,8 @@ def make_agent(
     path = Path(spec).expanduser()
     for saved in (path, path / "model"):  # a saved algorithm, or `sweetrl train`'s --out
         if (saved / "algorithm.json").is_file():
-            from algorithms import Algorithm
-
-            policy = Algorithm.load(saved).policy
-            policy.temperature = float(temperature)
-            return policy
+            # As the comparison evaluates it: the config's sampling, batch, history, dtype.
+            return saved_policy(saved, config, evaluation=evaluation)
     known = SCRIPTED_AGENTS + MODEL_AGENTS + ("openai", *agents.agent_entry_points())
     if is_local_path(spec) and not path.exists():
         raise FileNotFoundError(

@@ -393,3 +393,21 @@ def test_interrupt(capsys, monkeypatch):
     )
     code, _, err = run(capsys, "bench")
     assert code == 130 and one_error_line(err) == "sweetrl: error: interrupted"
+
+
+def test_eval_of_a_saved_method_plays_the_comparisons_own_evaluation(capsys, tmp_path):
+    # Sampling in bf16, as the CPU configs do: the saved policy must be evaluated in the
+    # config's dtype (and batch, token budget, history) by `sweetrl eval` as by the comparison.
+    settings = ["--set", "policy.dtype='bfloat16'"]
+    run = tmp_path / "run"
+    command = ["compare", "--config", "smoke", "--methods", "rft", "--out", str(run)]
+    assert main([*command, *settings, "--no-progress"]) == 0
+    episodes = tmp_path / "rft-eval.jsonl"
+    model = run / "methods" / "rft" / "model"
+    command = ["eval", "--config", "smoke", "--agent", str(model), "--episodes", str(episodes)]
+    assert main([*command, *settings, "--no-progress"]) == 0
+    capsys.readouterr()
+    ours = {t.task_id: [turn.action for turn in t.turns] for t in TrajectoryBuffer.load(episodes)}
+    compared = TrajectoryBuffer.load(run / "eval" / "rft.jsonl")
+    theirs = {t.task_id: [turn.action for turn in t.turns] for t in compared}
+    assert ours == theirs and len(ours) == 4
