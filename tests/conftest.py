@@ -38,13 +38,19 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Deselect the exhaustive tests unless ``--exhaustive`` is given."""
-    if config.getoption("--exhaustive"):
-        return
-    exhaustive = [item for item in items if item.get_closest_marker("exhaustive")]
-    if exhaustive:
-        config.hook.pytest_deselected(items=exhaustive)
-        items[:] = [item for item in items if not item.get_closest_marker("exhaustive")]
+    """Deselect the exhaustive tests unless ``--exhaustive`` is given; slow files first.
+
+    pytest-xdist (``--dist loadfile``) hands the files out in this order: the files with a
+    ``slow`` test go first, so the short ones fill the end and no worker is left running a
+    long file alone while the other waits.
+    """
+    if not config.getoption("--exhaustive"):
+        exhaustive = [item for item in items if item.get_closest_marker("exhaustive")]
+        if exhaustive:
+            config.hook.pytest_deselected(items=exhaustive)
+            items[:] = [item for item in items if not item.get_closest_marker("exhaustive")]
+    slow_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow_files)  # stable: each file's order kept
 
 
 def make_tasks(count: int, seed: int = 0) -> list[BackendTask]:

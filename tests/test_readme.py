@@ -108,6 +108,7 @@ def test_a_replacement_that_matches_nothing_is_refused(tmp_path, monkeypatch):
         readme_blocks()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block", BLOCKS, ids=lambda block: block.name)
 def test_the_block_runs(block, tmp_path, server):
     code = block.code.replace("{base_url}", server.base_url)
