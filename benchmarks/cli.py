@@ -181,6 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="which task (default: 0)",
     )
     play.add_argument("--split", choices=("train", "test"), default="test")
+    _model_flags(play, evaluation=True)
     # Without a config, a local model's reply stops at 256 tokens (the paper's 1,024
     # take minutes on a laptop CPU); a config or --set policy.max_new_tokens=N decides.
     play.set_defaults(defaults_toml="[policy]\nmax_new_tokens = 256\n")
@@ -360,13 +361,33 @@ def _rollout_flags(
     _flag(parser, "--tasks", f"{section}.{tasks_key}", "tasks to play (the first N of the split)")
     _flag(parser, "--samples", f"{section}.samples_per_task", "episodes per task")
     _flag(parser, "--num-envs", f"{section}.num_envs", "environments stepped in lockstep")
+    _model_flags(parser, evaluation=section == "eval")
     parser.add_argument("--split", choices=("train", "test"), default=split)
+
+
+def _model_flags(parser: argparse.ArgumentParser, *, evaluation: bool) -> None:
+    """Add the sampling flags every model-backed agent takes (saved, model, hub id, openai)."""
+    temperature = "policy.eval_temperature" if evaluation else "policy.temperature"
+    text = "a model agent's sampling temperature, 0: greedy"
+    _flag(parser, "--temperature", temperature, text, convert=_non_negative_float)
+    text = "a model agent's most new tokens a message"
+    _flag(parser, "--max-new-tokens", "policy.max_new_tokens", text)
 
 
 def _openai_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("--agent openai (any OpenAI-compatible server)")
     group.add_argument("--openai-url", metavar="URL", help="e.g. http://localhost:8000/v1")
     group.add_argument("--openai-model", metavar="NAME", help="the served model's name")
+
+
+def _non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
+    if not value >= 0:  # NaN too
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
+    return value
 
 
 def _positive_int(text: str) -> int:

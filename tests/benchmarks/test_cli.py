@@ -411,3 +411,30 @@ def test_eval_of_a_saved_method_plays_the_comparisons_own_evaluation(capsys, tmp
     compared = TrajectoryBuffer.load(run / "eval" / "rft.jsonl")
     theirs = {t.task_id: [turn.action for turn in t.turns] for t in compared}
     assert ours == theirs and len(ours) == 4
+
+
+@pytest.mark.parametrize(
+    ("command", "extra"),
+    [
+        ("eval", ["--tasks", "1"]),
+        ("collect", ["--tasks", "1", "--samples", "1", "--out", "EPISODES"]),
+        ("play", []),
+    ],
+)
+def test_the_sampling_flags_reach_an_openai_agent(command, extra, capsys, tmp_path):
+    from tests.fake_openai import FakeOpenAI
+
+    extra = [str(tmp_path / "e.jsonl") if arg == "EPISODES" else arg for arg in extra]
+    with FakeOpenAI() as server:
+        argv = [command, "--config", "smoke", "--agent", "openai", "--no-progress", *extra]
+        argv += ["--openai-url", server.base_url, "--openai-model", "m", "--max-turns", "1"]
+        assert main([*argv, "--temperature", "0.7", "--max-new-tokens", "5"]) == 0
+        bodies = [r.body for r in server.requests if r.path.endswith("/chat/completions")]
+    capsys.readouterr()
+    assert bodies and all((b["temperature"], b["max_tokens"]) == (0.7, 5) for b in bodies)
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "warm"])
+def test_a_bad_temperature_is_a_usage_error(value, capsys):
+    code = main(["eval", "--config", "smoke", "--agent", "oracle", "--temperature", value])
+    assert code == 2 and "expected a number >= 0" in capsys.readouterr().err
