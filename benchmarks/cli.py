@@ -384,7 +384,7 @@ def _non_negative_float(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}") from None
+        value = -1.0
     if not value >= 0:  # NaN too
         raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
     return value
